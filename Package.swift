@@ -1,0 +1,66 @@
+// swift-tools-version: 6.0
+// Lookout: a scripting host that embeds Lua 5.4 and gives scripts clients for Nightscout,
+// Signal K, Northlight and Garmin Connect. Layers (each imports only those below it):
+//   lookout (CLI)  →  LookoutHost (Lua modules)  →  Kits / LookoutSim  →  Lua  →  LuaShim (C)  →  CLua
+import PackageDescription
+
+let package = Package(
+    name: "Lookout",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "lookout", targets: ["lookout"]),
+        .library(name: "Lua", targets: ["Lua"]),
+        .library(name: "LookoutHost", targets: ["LookoutHost"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    ],
+    targets: [
+        // The system Lua 5.4 (Debian liblua5.4-dev, Homebrew lua).
+        .systemLibrary(
+            name: "CLua", pkgConfig: "lua5.4",
+            providers: [.apt(["liblua5.4-dev"]), .brew(["lua"])]),
+        // libedit for the REPL's line editing (Debian libedit-dev).
+        .systemLibrary(
+            name: "CEditLine", pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"]), .brew(["libedit"])]),
+        // Every function that may longjmp lives here, in C: Swift frames never see a Lua error.
+        .target(name: "LuaShim", dependencies: ["CLua"]),
+        // The Swift face of the interpreter: states, values, tasks, limits, sandbox, REPL engine.
+        .target(
+            name: "Lua",
+            dependencies: ["LuaShim", "CLua", .product(name: "Logging", package: "swift-log")],
+            resources: [.embedInCode("Prelude"), .embedInCode("Stubs")]),
+        // The Lua modules scripts see (json, timer, task, log, http, store, config, …).
+        .target(
+            name: "LookoutHost",
+            dependencies: [
+                "Lua",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        .executableTarget(
+            name: "lookout",
+            dependencies: [
+                "LookoutHost", "Lua", "CEditLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "lookout-bench",
+            dependencies: ["LookoutHost", "Lua", "LuaShim", "CLua"]),
+        .testTarget(name: "LuaTests", dependencies: ["Lua", "LuaShim", "CLua"]),
+        .testTarget(
+            name: "LookoutHostTests",
+            dependencies: [
+                "LookoutHost", "Lua",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]),
+        .testTarget(name: "LookoutCLITests", dependencies: ["lookout"]),
+    ]
+)

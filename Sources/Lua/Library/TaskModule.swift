@@ -1,0 +1,200 @@
+import CLua
+import LuaShim
+
+/// `task`: spawn, wait, all, current, yield; handles with cancel, status, wait.
+struct TaskModule: LuaModule {
+    let name = "task"
+    let isGlobal = true
+    var stub: String { String(decoding: PackageResources.task_lua, as: UTF8.self) }
+
+    /// Most live tasks one script may have.
+    static let maximumTasks = 100_000
+
+    func push(into engine: LuaEngine, stack: LuaStack) throws {
+        engine.register(type: TaskHandle.type, methods: [
+            "cancel": { call in
+                let handle = try call.object(as: TaskHandle.self, type: TaskHandle.type)
+                guard handle.task !== call.engine.currentTask else {
+                    throw LuaRaise("a task cannot cancel itself; return from it instead")
+                }
+                let wasLive = !handle.task.isFinished
+                call.engine.cancel(handle.task)
+                call.stack.push(wasLive)
+                return .values(1)
+            },
+            "status": { call in
+                let handle = try call.object(as: TaskHandle.self, type: TaskHandle.type)
+                call.stack.push(handle.task.status.rawValue)
+                return .values(1)
+            },
+            "wait": { call in
+                let handle = try call.object(as: TaskHandle.self, type: TaskHandle.type)
+                return try TaskModule.wait(for: handle.task, timeoutArgument: 1, call)
+            },
+        ])
+        engine.pushLibrary([
+            "spawn": { call in
+                guard lua_type(call.L, call.index(1)) == LUA_TFUNCTION else {
+                    throw call.argumentError(1, "function expected, got \(call.stack.typeName(at: call.index(1)))")
+                }
+                guard call.engine.tasks.count < TaskModule.maximumTasks else {
+                    throw LuaRaise("too many tasks (limit \(TaskModule.maximumTasks))")
+                }
+                let L = call.L
+                let first = call.index(1)
+                let count = lua_gettop(L) - first + 1
+                let site = call.engine.callSite(of: L)
+                let task = call.engine.spawn(label: "task spawned at \(site)") { stack in
+                    stack.ensure(count + 1)
+                    for i in 0..<count { lua_pushvalue(L, first + i) }
+                    lua_xmove(L, stack.L, count)
+                    return count - 1
+                }
+                task.keepsOutcome = true
+                call.push(object: TaskHandle(task: task, engine: call.engine), type: TaskHandle.type)
+                return .values(1)
+            },
+            "wait": { call in
+                let handle = try call.object(1, as: TaskHandle.self, type: TaskHandle.type)
+                return try TaskModule.wait(for: handle.task, timeoutArgument: 2, call)
+            },
+            "current": { call in
+                guard let task = call.engine.currentTask else { return .values(0) }
+                call.push(object: TaskHandle(task: task, engine: call.engine), type: TaskHandle.type)
+                return .values(1)
+            },
+            "yield": { call in
+                try call.engine.beginWait(
+                    in: call, what: "its turn",
+                    deliver: { _, _, _ in 0 },
+                    start: { engine, id in
+                        let runtime = engine.runtime
+                        Task { await runtime.complete(wait: id, result: .success(TimerFired())) }
+                        return {}
+                    })
+            },
+        ], prefix: "task.", on: stack)
+        // task.all is plain Lua over task.wait.
+        let status = TaskModule.allSource.withCString { shim_loadtext(stack.L, $0, TaskModule.allSource.utf8.count, "=[lookout] task.all") }
+        guard status == LUA_OK else { throw LuaRaise("task.all: \(stack.string(at: -1) ?? "?")") }
+        stack.pushCopy(of: -2)
+        guard shim_pcall_traceback(stack.L, 1, 0) == LUA_OK else { throw LuaRaise("task.all: \(stack.string(at: -1) ?? "?")") }
+    }
+
+    private static let allSource = """
+        local task = ...
+        local wait, pack, clock = task.wait, table.pack, os.clock
+        function task.all(list, timeout)
+          if type(list) ~= "table" then
+            error("bad argument #1 to 'all' (table of tasks expected, got " .. type(list) .. ")", 2)
+          end
+          local results, first_error = {}, nil
+          for i = 1, #list do
+            local r = pack(wait(list[i], timeout))
+            if r[1] then results[i] = pack(table.unpack(r, 2, r.n))
+            elseif not first_error then first_error = r[2] end
+          end
+          if first_error then return false, first_error end
+          return true, results
+        end
+        """
+
+    /// `task.wait(t, timeout)`: `true, results…` or `false, err`.
+    static func wait(for target: LuaTask, timeoutArgument: Int, _ call: LuaCall) throws -> LuaReturn {
+        let timeout = call.isNil(timeoutArgument) ? nil : try call.duration(timeoutArgument)
+        guard target !== call.engine.currentTask else { throw LuaRaise("a task cannot wait for itself") }
+        if target.isFinished {
+            return .values(pushOutcome(of: target, engine: call.engine, on: call.stack))
+        }
+        target.waiters += 1
+        var counted = true
+        return try call.engine.beginWait(
+            in: call, what: "task \(target.label)",
+            deliver: { engine, stack, result in
+                if counted {
+                    target.waiters -= 1
+                    counted = false
+                }
+                if case .success(let value) = result, value is TimerFired {
+                    stack.push(false)
+                    engine.push(error: LuaErrorInfo(code: "timeout", message: "the task did not end in time", retryable: true), on: stack)
+                    return 2
+                }
+                return pushOutcome(of: target, engine: engine, on: stack)
+            },
+            start: { engine, id in
+                target.onEnd.append { [weak engine] _ in engine?.complete(wait: id, result: .success(TaskEnded())) }
+                if let timeout { engine.armTimer(id: id, after: timeout) }
+                return { [weak engine] in
+                    engine?.cancelTimer(id: id)
+                    if counted {
+                        target.waiters -= 1
+                        counted = false
+                    }
+                }
+            })
+    }
+
+    /// Pushes `true, results…`, or `false, err`.
+    static func pushOutcome(of task: LuaTask, engine: LuaEngine, on stack: LuaStack) -> Int32 {
+        let L = stack.L
+        switch task.status {
+        case .done:
+            stack.push(true)
+            guard task.outcomeRef != LUA_NOREF else { return 1 }
+            lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(task.outcomeRef))
+            lua_getfield(L, -1, "n")
+            let n = Int32(lua_tointegerx(L, -1, nil))
+            stack.pop()
+            stack.ensure(n + 1)
+            for i in 0..<n { lua_rawgeti(L, -1 - i, lua_Integer(i + 1)) }
+            shim_remove(L, -(n + 1))
+            return n + 1
+        case .cancelled:
+            stack.push(false)
+            engine.push(error: LuaErrorInfo(code: "cancelled", message: "\(task.label) was cancelled"), on: stack)
+            return 2
+        default:
+            stack.push(false)
+            let text = task.errorText ?? "failed"
+            let error = engine.scriptError(task: task, text: text)
+            var info = LuaErrorInfo(code: "failed", message: error.message)
+            info.details["traceback"] = .text(error.traceback)
+            info.details["task"] = .text(error.task)
+            engine.push(error: info, on: stack)
+            if task.outcomeRef != LUA_NOREF {
+                lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(task.outcomeRef))
+                stack.setField("error", in: -2)
+            }
+            return 2
+        }
+    }
+}
+
+/// The end of a waited-for task (a wait result).
+struct TaskEnded: Sendable {}
+
+/// The userdata behind a `task.Task` handle.
+final class TaskHandle: LuaObject {
+    static let type = LuaObjectType(name: "lookout.task", displayName: "task")
+    let task: LuaTask
+    unowned(unsafe) let engine: LuaEngine  // handles die with their state, before the engine
+
+    init(task: LuaTask, engine: LuaEngine) {
+        self.task = task
+        self.engine = engine
+        task.handles += 1
+    }
+
+    deinit {
+        // Runs from __gc on the executor thread: the last handle frees the kept results.
+        task.handles -= 1
+        if task.handles == 0, task.isFinished, task.outcomeRef != LUA_NOREF, !engine.closed {
+            luaL_unref(engine.L, SHIM_REGISTRYINDEX, task.outcomeRef)
+            task.outcomeRef = LUA_NOREF
+        }
+    }
+
+    var luaDescription: String { "task (\(task.status.rawValue)): \(task.label)" }
+    func luaClose(engine: LuaEngine) { engine.cancel(task) }
+}

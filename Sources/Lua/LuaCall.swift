@@ -1,0 +1,227 @@
+import CLua
+import LuaShim
+
+/// A Swift function callable from Lua. It runs on the state's executor, inside `lua_resume`;
+/// it reads its arguments from `call`, pushes results and returns how many, or starts a wait.
+/// A thrown error becomes a Lua error raised by the C trampoline (never a longjmp through Swift).
+public typealias LuaBinding = (LuaCall) throws -> LuaReturn
+
+/// What a binding hands back to the trampoline.
+public struct LuaReturn: Sendable {
+    let code: Int32
+    /// `n` values were pushed.
+    public static func values(_ n: Int32) -> LuaReturn { LuaReturn(code: n) }
+    /// No results.
+    public static let nothing = LuaReturn(code: 0)
+    /// The task waits; it resumes with the results the wait pushes.
+    static let await = LuaReturn(code: Int32(SHIM_AWAIT))
+}
+
+/// A programmer error raised in Lua with exactly this message (e.g. `bad argument #1 to 'x'`).
+public struct LuaRaise: Error, CustomStringConvertible, Sendable {
+    /// The message Lua sees.
+    public var message: String
+    /// Creates an error with a message.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// One call of a binding: its arguments, its engine, and helpers to answer.
+///
+/// Argument numbers are the ones the script sees: for methods (`obj:name(a)`) `a` is #1 and the
+/// object is `self`.
+public struct LuaCall {
+    /// The stack of the calling thread.
+    public let stack: LuaStack
+    /// The engine of the state.
+    public let engine: LuaEngine
+    /// The function's name in messages (`entries`, `timer.after`).
+    public let name: String
+    /// 1 for methods: argument #1 is at stack index 2.
+    let offset: Int32
+
+    /// The calling thread.
+    public var L: OpaquePointer { stack.L }
+
+    /// Number of arguments (not counting `self`).
+    public var count: Int { Int(max(0, lua_gettop(L) - offset)) }
+
+    /// Stack index of argument `n`.
+    public func index(_ n: Int) -> Int32 { Int32(n) + offset }
+
+    /// Whether argument `n` is absent or nil.
+    public func isNil(_ n: Int) -> Bool { lua_type(L, index(n)) <= LUA_TNIL }
+
+    /// A `bad argument` error in Lua's own style.
+    public func argumentError(_ n: Int, _ message: String) -> LuaRaise {
+        LuaRaise("bad argument #\(n) to '\(name)' (\(message))")
+    }
+
+    private func typeError(_ n: Int, expected: String) -> LuaRaise {
+        let got = lua_type(L, index(n)) == LUA_TNONE ? "no value" : stack.typeName(at: index(n))
+        return argumentError(n, "\(expected) expected, got \(got)")
+    }
+
+    /// Argument `n` as a string (numbers are not accepted silently).
+    public func string(_ n: Int) throws(LuaRaise) -> String {
+        guard let s = stack.string(at: index(n)) else { throw typeError(n, expected: "string") }
+        return s
+    }
+
+    /// Argument `n` as a string, or nil when absent.
+    public func optionalString(_ n: Int) throws(LuaRaise) -> String? {
+        isNil(n) ? nil : try string(n)
+    }
+
+    /// Argument `n` as bytes.
+    public func bytes(_ n: Int) throws(LuaRaise) -> [UInt8] {
+        guard let b = stack.bytes(at: index(n)) else { throw typeError(n, expected: "string") }
+        return b
+    }
+
+    /// Argument `n` as an integer (a float with an integral value is accepted).
+    public func integer(_ n: Int) throws(LuaRaise) -> Int64 {
+        if let i = stack.integer(at: index(n)) { return i }
+        if lua_type(L, index(n)) == LUA_TNUMBER { throw argumentError(n, "number has no integer representation") }
+        throw typeError(n, expected: "integer")
+    }
+
+    /// Argument `n` as a number.
+    public func number(_ n: Int) throws(LuaRaise) -> Double {
+        guard let d = stack.number(at: index(n)) else { throw typeError(n, expected: "number") }
+        return d
+    }
+
+    /// Argument `n` as a boolean; nil/absent is `defaultValue`.
+    public func boolean(_ n: Int, default defaultValue: Bool = false) throws(LuaRaise) -> Bool {
+        switch lua_type(L, index(n)) {
+        case LUA_TNONE, LUA_TNIL: return defaultValue
+        case LUA_TBOOLEAN: return lua_toboolean(L, index(n)) != 0
+        default: throw typeError(n, expected: "boolean")
+        }
+    }
+
+    /// Argument `n` as a duration in seconds: a number or text like `"90s"`, `"5m"`, `"1h30m"`.
+    public func duration(_ n: Int) throws(LuaRaise) -> Double {
+        if let d = stack.number(at: index(n)) {
+            guard d.isFinite, d >= 0 else { throw argumentError(n, "duration must be a finite number of seconds ≥ 0") }
+            return d
+        }
+        if let s = stack.string(at: index(n)) {
+            guard let d = DurationText.seconds(s) else {
+                throw argumentError(n, "invalid duration \(String(reflecting: s)); use seconds or text such as \"90s\", \"5m\", \"1h\"")
+            }
+            return d
+        }
+        throw typeError(n, expected: "number or duration string")
+    }
+
+    /// Argument `n` as a function, anchored in the registry until released.
+    public func function(_ n: Int) throws(LuaRaise) -> LuaRef {
+        guard lua_type(L, index(n)) == LUA_TFUNCTION else { throw typeError(n, expected: "function") }
+        return engine.ref(at: index(n), in: L)
+    }
+
+    /// Argument `n` copied into Swift; errors name the path inside the argument.
+    public func value(_ n: Int, name argName: String = "value") throws(LuaRaise) -> LuaValue {
+        do {
+            return try stack.value(at: index(n), path: argName)
+        } catch {
+            throw argumentError(n, error.description)
+        }
+    }
+
+    /// Argument `n` as a table converted to Swift (nil when absent), for option tables.
+    public func options(_ n: Int, name argName: String = "opts") throws(LuaRaise) -> [String: LuaValue] {
+        switch lua_type(L, index(n)) {
+        case LUA_TNONE, LUA_TNIL: return [:]
+        case LUA_TTABLE:
+            switch try value(n, name: argName) {
+            case .object(let o): return o
+            case .array(let a) where a.isEmpty: return [:]
+            default: throw argumentError(n, "\(argName): expected a table of named options")
+            }
+        default: throw typeError(n, expected: "table")
+        }
+    }
+
+    /// The host object behind `self` (or argument `n`), if it is of `type` and still open.
+    public func object<T: AnyObject>(_ n: Int = 0, as: T.Type, type: LuaObjectType) throws(LuaRaise) -> T {
+        let i = n == 0 ? 1 : index(n)
+        guard let raw = shim_testbox(L, i, type.name),
+              let object = Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T
+        else {
+            if n == 0 {
+                if luaL_testudata(L, 1, type.name) != nil {
+                    throw LuaRaise("attempt to use a closed \(type.displayName)")
+                }
+                throw LuaRaise("bad self to '\(name)' (\(type.displayName) expected, got \(stack.typeName(at: 1))); call it with ':'")
+            }
+            throw typeError(n, expected: type.displayName)
+        }
+        return object
+    }
+
+    // MARK: Answering
+
+    /// Pushes values and returns them.
+    public func returning(_ values: LuaValue...) -> LuaReturn {
+        for v in values { stack.push(v) }
+        return .values(Int32(values.count))
+    }
+
+    /// Pushes `nil, err` for an expected failure.
+    public func failure(_ error: LuaErrorInfo) -> LuaReturn {
+        stack.pushNil()
+        engine.push(error: error, on: stack)
+        return .values(2)
+    }
+
+    /// Pushes a host object as userdata of `type`.
+    public func push(object: AnyObject, type: LuaObjectType) {
+        engine.push(object: object, type: type, on: stack)
+    }
+
+    /// Waits for Swift async work without blocking other tasks. When `operation` finishes, the task
+    /// resumes with what `deliver` pushes; a thrown error resumes it with `nil, err`.
+    ///
+    /// Raises, before anything starts, when the calling code cannot yield (a `table.sort`
+    /// comparator, a `string.gsub` callback, `__tostring`, the top level of a required file).
+    public func wait<T: Sendable>(
+        _ what: String,
+        _ operation: @escaping @Sendable () async throws -> T,
+        deliver: @escaping (LuaStack, T) -> Int32
+    ) throws(LuaRaise) -> LuaReturn {
+        try engine.beginWait(
+            in: self, what: what,
+            deliver: { engine, stack, result in
+                switch result {
+                case .success(let value): return deliver(stack, value as! T)
+                case .failure(let error):
+                    stack.pushNil()
+                    engine.push(error: LuaErrorInfo(error), on: stack)
+                    return 2
+                }
+            },
+            start: { engine, id in
+                let runtime = engine.runtime
+                let task = Task {
+                    let result: Result<any Sendable, any Error>
+                    do { result = .success(try await operation()) } catch { result = .failure(error) }
+                    await runtime.complete(wait: id, result: result)
+                }
+                return { task.cancel() }
+            })
+    }
+
+    /// Waits `seconds` on the state's clock.
+    public func sleep(_ seconds: Double) throws(LuaRaise) -> LuaReturn {
+        try engine.beginWait(
+            in: self, what: "sleep \(DurationText.format(seconds))",
+            deliver: { _, _, _ in 0 },
+            start: { engine, id in
+                engine.armTimer(id: id, after: seconds)
+                return { [weak engine] in engine?.cancelTimer(id: id) }
+            })
+    }
+}

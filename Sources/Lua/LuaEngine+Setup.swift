@@ -1,0 +1,228 @@
+import CLua
+import Foundation
+import LuaShim
+
+extension LuaEngine {
+    /// The error metatable, the prelude (sandbox), the core modules and the bundled Lua modules.
+    func installCore() throws {
+        let s = LuaStack(L)
+        // Error tables: `tostring(err)` gives "service: HTTP 401: message".
+        s.pushTable(fields: 2)
+        s.push("lookout.error")
+        s.setField("__name", in: -2)
+        pushFunction("__tostring") { call in
+            let t = call.index(1)
+            func field(_ key: String) -> String? {
+                call.stack.rawField(key, of: t)
+                defer { call.stack.pop() }
+                if let text = call.stack.string(at: -1) { return text }
+                return call.stack.integer(at: -1).map(String.init)
+            }
+            var text = field("service").map { "\($0): " } ?? ""
+            if let status = field("status") { text += "HTTP \(status): " }
+            text += field("message") ?? "error"
+            call.stack.push(text)
+            return .values(1)
+        }
+        s.setField("__tostring", in: -2)
+        lua_setfield(L, SHIM_REGISTRYINDEX, LuaEngine.errorMetatableKey)
+
+        try runPrelude()
+        for module in CoreModules.all { try register(module: module) }
+        for (name, source) in LuaEngine.bundledSources { try preload(source: source, as: name) }
+    }
+
+    private static let bundledSources: [(String, [UInt8])] = [
+        ("lookout._repl", PackageResources.repl_lua),
+        ("lookout._docs", PackageResources.docs_lua),
+    ]
+
+    private func runPrelude() throws {
+        let s = LuaStack(L)
+        let source = PackageResources.sandbox_lua
+        let status = source.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                shim_loadtext(L, chars.baseAddress, chars.count, "=[lookout] prelude")
+            }
+        }
+        guard status == LUA_OK else { throw LuaRaise("prelude: \(s.string(at: -1) ?? "?")") }
+        pushHostTable()
+        guard shim_pcall_traceback(L, 1, 0) == LUA_OK else {
+            defer { s.pop() }
+            throw LuaRaise("prelude: \(s.string(at: -1) ?? "?")")
+        }
+    }
+
+    /// Functions only the prelude sees.
+    private func pushHostTable() {
+        let s = LuaStack(L)
+        let output = options.output
+        let scriptDirectory = options.scriptDirectory
+        pushLibrary([
+            "write": { call in
+                output(try call.string(1))
+                return .nothing
+            },
+            "drop_wait": { call in
+                call.engine.dropUnstartedWait()
+                return .nothing
+            },
+            "find_module": { call in
+                let name = try call.string(1)
+                return call.returning(contentsOf: ModuleSearch.find(name, in: scriptDirectory))
+            },
+            "exit": { call in
+                let code = call.isNil(1) ? 0 : try call.integer(1)
+                call.engine.requestExit(code: Int32(clamping: code))
+                throw LuaRaise(LuaEngine.exitMessage)
+            },
+        ])
+        lua_pushlightuserdata(L, shim_await_token())
+        s.setField("await_token", in: -2)
+        s.push(options.trusted)
+        s.setField("trusted", in: -2)
+        s.push(ModuleSearch.path(for: scriptDirectory))
+        s.setField("search_path", in: -2)
+    }
+
+    /// The message of the error that unwinds a script calling `script.exit` / `os.exit`.
+    static let exitMessage = "script exit"
+
+    /// Adds a module to `package.preload` under its name and `lookout.<name>`; sets the global
+    /// when it is a convenience and conveniences are on.
+    public func register(module: any LuaModule) throws {
+        critical {
+            stubs[module.name] = module.stub
+            if !moduleNames.contains(module.name) { moduleNames.append(module.name) }
+            let s = LuaStack(L)
+            lua_getfield(L, SHIM_REGISTRYINDEX, LUA_PRELOAD_TABLE)
+            pushFunction("require") { call in
+                try module.push(into: call.engine, stack: call.stack)
+                return .values(1)
+            }
+            s.pushCopy(of: -1)
+            s.setField("lookout." + module.name, in: -3)
+            s.setField(module.name, in: -2)
+            s.pop()
+        }
+        if module.isGlobal && options.conveniences {
+            try requireIntoGlobal(module.name)
+        }
+    }
+
+    /// Preloads a bundled Lua module from its source text.
+    func preload(source: [UInt8], as name: String) throws {
+        try critical {
+            let s = LuaStack(L)
+            lua_getfield(L, SHIM_REGISTRYINDEX, LUA_PRELOAD_TABLE)
+            let status = source.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { chars in
+                    shim_loadtext(L, chars.baseAddress, chars.count, "=[lookout] \(name)")
+                }
+            }
+            guard status == LUA_OK else {
+                defer { s.pop(2) }
+                throw LuaRaise("bundled module \(name): \(s.string(at: -1) ?? "?")")
+            }
+            s.setField(name, in: -2)
+            s.pop()
+        }
+    }
+
+    /// `_G[name] = require(name)`.
+    func requireIntoGlobal(_ name: String) throws {
+        try critical {
+            let s = LuaStack(L)
+            lua_getglobal(L, "require")
+            s.push(name)
+            guard shim_pcall_traceback(L, 1, 1) == LUA_OK else {
+                defer { s.pop() }
+                throw LuaRaise("loading \(name): \(s.string(at: -1) ?? "?")")
+            }
+            lua_setglobal(L, name)
+        }
+    }
+}
+
+extension LuaCall {
+    /// Pushes values (nil pushes nil) and returns them.
+    func returning(contentsOf values: [LuaValue]) -> LuaReturn {
+        for v in values { stack.push(v) }
+        return .values(Int32(values.count))
+    }
+}
+
+/// Where `require` looks for a script's own modules: its folder only.
+enum ModuleSearch {
+    static func path(for directory: String?) -> String {
+        guard let directory else { return "" }
+        return "\(directory)/?.lua;\(directory)/?/init.lua"
+    }
+
+    /// The source and path of module `name`, or `[nil, "\n\tno file 'x'"]` for require's message.
+    static func find(_ name: String, in directory: String?) -> [LuaValue] {
+        guard let directory else { return [.nil, .text("\n\tno script folder to search (bundled modules only)")] }
+        guard !name.contains("/"), !name.contains("\\"), !name.hasPrefix("."), !name.contains("..") else {
+            return [.nil, .text("\n\tmodule names cannot contain '/', '\\' or '..'")]
+        }
+        let relative = name.replacingOccurrences(of: ".", with: "/")
+        var tried = ""
+        for candidate in ["\(directory)/\(relative).lua", "\(directory)/\(relative)/init.lua"] {
+            if let data = FileManager.default.contents(atPath: candidate) {
+                return [.string(LuaString(bytes: Array(data))), .text(candidate)]
+            }
+            tried += "\n\tno file '\(candidate)'"
+        }
+        return [.nil, .text(tried)]
+    }
+}
+
+extension LuaEngine {
+    /// `sleep = require("script").sleep`.
+    func setSleepGlobal() throws {
+        try requireIntoGlobal("script")
+        critical {
+            lua_getglobal(L, "script")
+            lua_getfield(L, -1, "sleep")  // a plain table: no metamethods run
+            lua_setglobal(L, "sleep")
+            shim_pop(L, 1)
+            lua_pushnil(L)
+            lua_setglobal(L, "script")
+        }
+    }
+
+    /// The global `arg`: `arg[0]` is the script, `arg[1…]` its arguments.
+    func setArguments(_ arguments: [String]) {
+        critical {
+            let s = LuaStack(L)
+            s.pushTable(array: arguments.count, fields: 1)
+            for (i, argument) in arguments.enumerated() {
+                s.push(argument)
+                s.setIndex(i, in: -2)
+            }
+            lua_setglobal(L, "arg")
+        }
+    }
+
+    /// Compiles a chunk and starts it as a task. Returns the syntax error, if any.
+    public func spawnChunk(source: [UInt8], chunkName: String, label: String, arguments: [LuaValue] = []) -> String? {
+        critical {
+            let status = source.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { chars in
+                    shim_loadtext(L, chars.baseAddress, chars.count, chunkName)
+                }
+            }
+            guard status == LUA_OK else {
+                let message = LuaStack(L).string(at: -1) ?? "cannot load \(chunkName)"
+                shim_pop(L, 1)
+                return message
+            }
+            spawn(label: label) { stack in
+                lua_xmove(L, stack.L, 1)
+                for argument in arguments { stack.push(argument) }
+                return Int32(arguments.count)
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,261 @@
+import CLua
+import LuaShim
+
+/// The scheduler: tasks are coroutines resumed one at a time on the executor thread. A task that
+/// waits yields the await token; the scheduler starts the wait's work and resumes the task with the
+/// results when it completes.
+extension LuaEngine {
+    /// The task running now, if any.
+    public var currentTask: LuaTask? { current }
+
+    /// Tasks that have not ended, oldest first.
+    public var liveTasks: [LuaTask] { tasks.values.sorted { $0.id < $1.id } }
+
+    /// Starts a task. `push` puts the function and its arguments on the new thread and returns
+    /// the number of arguments.
+    @discardableResult
+    public func spawn(label: String, reportErrors: Bool = true, _ push: (LuaStack) -> Int32) -> LuaTask {
+        critical {
+            let thread = lua_newthread(L)!
+            let ref = luaL_ref(L, SHIM_REGISTRYINDEX)
+            let task = LuaTask(
+                id: nextTaskID, label: label, parentLabel: current?.label, thread: thread, threadRef: ref)
+            nextTaskID += 1
+            task.reportsErrors = reportErrors
+            task.resumeArgs = push(LuaStack(thread))
+            tasks[task.id] = task
+            ready.append(task)
+            return task
+        }
+    }
+
+    /// Resumes ready tasks until none is left. Safe to call from anywhere on the executor: when a
+    /// task is already running, the tasks made ready now run when it yields.
+    public func drain() {
+        guard !draining, !closed else { return }
+        draining = true
+        while readyHead < ready.count {
+            let task = ready[readyHead]
+            readyHead += 1
+            resume(task)
+        }
+        ready.removeAll(keepingCapacity: true)
+        readyHead = 0
+        draining = false
+        if !yielded.isEmpty {
+            // Tasks that yielded to others run again after the jobs already queued (completions).
+            ready = yielded
+            yielded = []
+            let runtime = self.runtime
+            Task { await runtime.drainLater() }
+        }
+        checkIdle()
+    }
+
+    private func resume(_ task: LuaTask) {
+        guard task.status == .ready else { return }
+        let nargs = task.resumeArgs
+        task.resumeArgs = 0
+        current = task
+        task.status = .running
+        if options.cpuLimit > 0 {
+            budget.pointee.slice_deadline = shim_now_ns() + budget.pointee.slice_limit_ns
+        }
+        var nresults: Int32 = 0
+        let status = lua_resume(task.thread, nil, nargs, &nresults)
+        budget.pointee.slice_deadline = 0
+        current = nil
+        critical { settle(task, status: status, results: nresults) }
+    }
+
+    private func settle(_ task: LuaTask, status: Int32, results: Int32) {
+        let co = task.thread
+        switch status {
+        case LUA_YIELD:
+            let isAwait = results >= 1 && lua_type(co, -1) == LUA_TLIGHTUSERDATA
+                && lua_touserdata(co, -1) == shim_await_token()
+            shim_pop(co, results)
+            if !isAwait {
+                task.status = .ready
+                yielded.append(task)
+            } else if let wait = task.wait, !wait.started {
+                task.status = .waiting
+                wait.started = true
+                wait.cancel = wait.start(self, wait.id)
+            } else {
+                lua_pushstring(co, "internal error: a task waited without work to wait for")
+                fail(task)
+            }
+        case LUA_OK:
+            if task.keepsOutcome && task.handles > 0 {
+                let base = lua_gettop(co) - results
+                lua_createtable(co, results, 1)
+                for i in 0..<results {
+                    lua_pushvalue(co, base + 1 + i)
+                    lua_rawseti(co, -2, lua_Integer(i + 1))
+                }
+                lua_pushinteger(co, lua_Integer(results))
+                lua_setfield(co, -2, "n")
+                task.outcomeRef = luaL_ref(co, SHIM_REGISTRYINDEX)
+            }
+            lua_settop(co, 0)
+            finish(task, .done)
+        default:
+            fail(task)
+        }
+    }
+
+    /// The task's coroutine died with the error object on its top.
+    private func fail(_ task: LuaTask) {
+        let co = task.thread
+        shim_errortext(L, co)
+        let text = LuaStack(L).string(at: -1) ?? "(no message)"
+        shim_pop(L, 1)
+        if task.keepsOutcome && task.handles > 0 {
+            lua_pushvalue(co, -1)
+            task.outcomeRef = luaL_ref(co, SHIM_REGISTRYINDEX)
+        }
+        task.errorText = text
+        let closeStatus = shim_closethread(co, L)  // runs pending to-be-closed variables
+        if closeStatus != LUA_OK && closeStatus != LUA_YIELD {
+            let message = LuaStack(co).string(at: -1)
+            if let message, !text.contains(message) { options.warnings("while closing variables of \(task.label): \(message)") }
+        }
+        finish(task, .failed)
+    }
+
+    func finish(_ task: LuaTask, _ status: LuaTask.Status) {
+        if let wait = task.wait {
+            waits[wait.id] = nil
+            wait.cancel?()
+            task.wait = nil
+        }
+        task.status = status
+        tasks[task.id] = nil
+        luaL_unref(L, SHIM_REGISTRYINDEX, task.threadRef)
+        if status == .failed, task.reportsErrors, task.waiters == 0, let text = task.errorText, !isExitUnwind(text) {
+            report(task: task, errorText: text)
+        }
+        let callbacks = task.onEnd
+        task.onEnd = []
+        for callback in callbacks { callback(task) }
+    }
+
+    /// Cancels a task: its wait is cancelled, its to-be-closed variables run, and it ends as
+    /// `cancelled`. A task cannot cancel itself while it runs.
+    public func cancel(_ task: LuaTask) {
+        guard !task.isFinished, task !== current else { return }
+        critical {
+            if let wait = task.wait {
+                waits[wait.id] = nil
+                wait.cancel?()
+                task.wait = nil
+            }
+            let status = shim_closethread(task.thread, L)
+            if status != LUA_OK, let message = LuaStack(task.thread).string(at: -1) {
+                options.warnings("while closing variables of \(task.label): \(message)")
+            }
+            finish(task, .cancelled)
+        }
+    }
+
+    /// Cancels every task and stops every timer: the script is stopping.
+    public func cancelAll() {
+        for timer in Array(timerObjects.values) { timer.stop(engine: self) }
+        for task in liveTasks where task !== current { cancel(task) }
+        for object in Array(liveObjects.values) { object.luaClose(engine: self) }
+        liveObjects = [:]
+        checkIdle()
+    }
+
+    // MARK: Waits
+
+    /// Parks the running task on a wait. `start` runs once the task has yielded all the way to the
+    /// scheduler and returns how to cancel the work; `deliver` pushes the results.
+    func beginWait(
+        in call: LuaCall, what: String,
+        deliver: @escaping (LuaEngine, LuaStack, Result<any Sendable, any Error>) -> Int32,
+        start: @escaping (LuaEngine, UInt64) -> (() -> Void)
+    ) throws(LuaRaise) -> LuaReturn {
+        guard lua_isyieldable(call.L) != 0 else {
+            throw LuaRaise(
+                "\(call.name) cannot wait here: it was called from code that cannot yield "
+                    + "(a table.sort comparator, a string.gsub callback, __tostring, __gc, or the top level of a "
+                    + "required file); call it from the script body, a function, or task.spawn(fn)")
+        }
+        guard let task = current else { throw LuaRaise("\(call.name) must be called from a task") }
+        guard task.wait == nil else { throw LuaRaise("internal error: \(call.name) waits twice") }
+        let wait = PendingWait(id: nextWaitID, what: what, task: task, start: start, deliver: deliver)
+        nextWaitID += 1
+        waits[wait.id] = wait
+        task.wait = wait
+        return .await
+    }
+
+    /// Drops the running task's wait before it started (a relay through a coroutine that could not
+    /// yield; see the prelude's `coroutine.resume`).
+    func dropUnstartedWait() {
+        guard let task = current, let wait = task.wait, !wait.started else { return }
+        waits[wait.id] = nil
+        task.wait = nil
+    }
+
+    /// Ends a wait: pushes its results onto the task and resumes it.
+    func complete(wait id: UInt64, result: Result<any Sendable, any Error>) {
+        guard !closed, let wait = waits.removeValue(forKey: id) else { return }
+        let task = wait.task
+        guard task.wait === wait, task.status == .waiting else { return }
+        task.wait = nil
+        critical {
+            let stack = LuaStack(task.thread)
+            stack.ensure(20)
+            task.resumeArgs = wait.deliver(self, stack, result)
+        }
+        task.status = .ready
+        ready.append(task)
+        drain()
+    }
+
+    // MARK: Clock
+
+    /// Arms an executor timer `seconds` from now; `fire(timers:)` receives `id`.
+    func armTimer(id: UInt64, after seconds: Double) {
+        executor.schedule(timer: id, at: shim_now_ns() + Int64(max(0, seconds) * 1e9))
+    }
+
+    /// Disarms an executor timer.
+    func cancelTimer(id: UInt64) { executor.cancel(timer: id) }
+
+    /// A new identifier for an executor timer or a wait.
+    func newTimerID() -> UInt64 {
+        defer { nextWaitID += 1 }
+        return nextWaitID
+    }
+
+    /// Executor timers that came due.
+    func fire(timers ids: [UInt64]) {
+        for id in ids {
+            if waits[id] != nil {
+                complete(wait: id, result: .success(TimerFired()))
+            } else if let timer = timerObjects[id] {
+                timer.fire(engine: self)
+            }
+        }
+        drain()
+    }
+
+    // MARK: Idle
+
+    /// Whether nothing is left to run: no task and no timer.
+    public var isIdle: Bool { tasks.isEmpty && timerObjects.isEmpty }
+
+    func checkIdle() {
+        guard isIdle, !idleWaiters.isEmpty else { return }
+        let waiters = idleWaiters
+        idleWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// The result of a wait that ended because its timer fired.
+struct TimerFired: Sendable {}

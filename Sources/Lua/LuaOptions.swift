@@ -1,0 +1,75 @@
+/// How a Lua state is set up: its limits, sandbox and where its output goes.
+public struct LuaOptions: Sendable {
+    /// The script's name, used as log prefix and in task labels (`alerts.lua`).
+    public var name: String = "lookout"
+    /// Bytes the state may allocate; 0 = no limit.
+    public var memoryLimit: Int = 64 << 20
+    /// Seconds a task may compute without waiting; 0 = no limit.
+    public var cpuLimit: Double = 5
+    /// Wall-clock seconds for the whole run; 0 = no limit.
+    public var timeLimit: Double = 0
+    /// `io` and `os` restored (the user's own scripts only).
+    public var trusted = false
+    /// Folder `require` searches besides the bundled modules.
+    public var scriptDirectory: String?
+    /// Values of the `arg` table (`arg[0]` is the script).
+    public var arguments: [String] = []
+    /// Sets the conveniences `json`, `timer`, `sleep`, `task`, `log` as globals.
+    public var conveniences = true
+    /// Keeps host frames in tracebacks.
+    public var verbose = false
+    /// Receives what `print` writes (one call per line printed, without the newline).
+    public var output: @Sendable (String) -> Void = { print($0) }
+    /// Receives errors nobody handled, with task label and traceback.
+    public var errors: @Sendable (LuaScriptError) -> Void = { error in
+        FileHandleOutput.standardError.write(error.description + "\n")
+    }
+    /// Receives Lua warnings (`warn(...)`, errors in `__gc`).
+    public var warnings: @Sendable (String) -> Void = { FileHandleOutput.standardError.write("warning: \($0)\n") }
+
+    /// Default options.
+    public init() {}
+}
+
+/// An error a task raised and nobody caught.
+public struct LuaScriptError: Error, Sendable, CustomStringConvertible {
+    /// The script.
+    public var script: String
+    /// The task, e.g. `timer created at alerts.lua:12`.
+    public var task: String
+    /// The error message.
+    public var message: String
+    /// `stack traceback:` and the frames, without host frames unless verbose.
+    public var traceback: String
+
+    public var description: String {
+        "\(script): error in \(task): \(message)" + (traceback.isEmpty ? "" : "\n\(traceback)")
+    }
+}
+
+/// Writes to a standard stream without buffering surprises.
+public enum FileHandleOutput: Sendable {
+    case standardOutput, standardError
+
+    /// Writes text as UTF-8.
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { buffer in
+            var offset = 0
+            let fd: Int32 = self == .standardOutput ? 1 : 2
+            while offset < buffer.count {
+                let n = systemWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+private func systemWrite(_ fd: Int32, _ p: UnsafePointer<UInt8>, _ n: Int) -> Int { Glibc.write(fd, p, n) }
+#elseif canImport(Darwin)
+import Darwin
+private func systemWrite(_ fd: Int32, _ p: UnsafePointer<UInt8>, _ n: Int) -> Int { Darwin.write(fd, p, n) }
+#endif

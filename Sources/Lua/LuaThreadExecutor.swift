@@ -1,0 +1,209 @@
+import Foundation
+import LuaShim
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A serial executor that runs every job on one dedicated OS thread, and owns the timer heap of
+/// the Lua state that lives on that thread.
+///
+/// Lua code can run for a long time between waits; on the cooperative pool (two threads on a
+/// small machine) that would starve every other task, so each Lua state gets a thread of its own.
+/// Timers are kept here rather than as sleeping Swift tasks so that ten thousand of them cost a
+/// heap entry each, and wake-ups are as precise as a condition variable.
+public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
+    // @unchecked Sendable: every mutable field below is guarded by `mutex`; the thread itself only
+    // touches them with the mutex held.
+
+    private var mutex = pthread_mutex_t()
+    private var condition = pthread_cond_t()
+    private var jobs: [UnownedJob] = []
+    private var jobHead = 0
+    private var timers = TimerHeap()
+    private var stopping = false
+    private var threadID: pthread_t?
+    private var onTimers: (@Sendable ([UInt64]) -> Void)?
+
+    /// Starts the executor's thread.
+    /// - Parameter name: the thread name shown by debuggers and `top -H`.
+    public init(name: String) {
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        #if canImport(Glibc)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        #endif
+        pthread_cond_init(&condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+        pthread_mutex_init(&mutex, nil)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            self.threadID = pthread_self()
+            started.signal()
+            self.loop()
+        }
+        thread.name = name
+        thread.stackSize = 16 << 20  // deep Lua recursion and C parsers need room
+        thread.start()
+        started.wait()  // threadID is written once, before anyone can read it
+    }
+
+    /// Sets the function called on the executor's thread with the identifiers of due timers.
+    public func setTimerHandler(_ handler: @escaping @Sendable ([UInt64]) -> Void) {
+        pthread_mutex_lock(&mutex)
+        onTimers = handler
+        pthread_mutex_unlock(&mutex)
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        pthread_mutex_lock(&mutex)
+        jobs.append(unowned)
+        pthread_cond_signal(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Traps unless called on the executor's thread (Swift calls this for `assumeIsolated`).
+    public func checkIsolated() {
+        precondition(isCurrent, "Lua state touched off its executor thread")
+    }
+
+    /// Whether the caller runs on this executor's thread.
+    public var isCurrent: Bool {
+        guard let threadID else { return false }
+        return pthread_equal(threadID, pthread_self()) != 0
+    }
+
+    /// Arms a timer: the handler receives `id` once the monotonic clock passes `deadline`.
+    /// - Parameter deadline: `shim_now_ns()` time in nanoseconds.
+    public func schedule(timer id: UInt64, at deadline: Int64) {
+        pthread_mutex_lock(&mutex)
+        timers.insert(deadline: deadline, id: id)
+        pthread_cond_signal(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Disarms a timer; a no-op when it already fired.
+    public func cancel(timer id: UInt64) {
+        pthread_mutex_lock(&mutex)
+        timers.remove(id: id)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Number of armed timers.
+    public var armedTimers: Int {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return timers.count
+    }
+
+    /// Lets the thread finish the jobs it has and exit.
+    public func shutdown() {
+        pthread_mutex_lock(&mutex)
+        stopping = true
+        pthread_cond_signal(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    private func loop() {
+        pthread_mutex_lock(&mutex)
+        while true {
+            if jobHead < jobs.count {
+                let job = jobs[jobHead]
+                jobHead += 1
+                if jobHead > 1024, jobHead * 2 > jobs.count {
+                    jobs.removeFirst(jobHead)
+                    jobHead = 0
+                }
+                pthread_mutex_unlock(&mutex)
+                job.runSynchronously(on: asUnownedSerialExecutor())
+                pthread_mutex_lock(&mutex)
+                continue
+            }
+            if jobHead > 0 {
+                jobs.removeAll(keepingCapacity: true)
+                jobHead = 0
+            }
+            let now = shim_now_ns()
+            let due = timers.popDue(now: now)
+            if !due.isEmpty, let handler = onTimers {
+                pthread_mutex_unlock(&mutex)
+                handler(due)
+                pthread_mutex_lock(&mutex)
+                continue
+            }
+            if stopping { break }
+            if let next = timers.nextDeadline {
+                var ts = timespec(tv_sec: Int(next / 1_000_000_000), tv_nsec: Int(next % 1_000_000_000))
+                pthread_cond_timedwait(&condition, &mutex, &ts)
+            } else {
+                pthread_cond_wait(&condition, &mutex)
+            }
+        }
+        pthread_mutex_unlock(&mutex)
+    }
+}
+
+/// A binary min-heap of (deadline, id) with lazy removal.
+struct TimerHeap {
+    private var heap: [(deadline: Int64, id: UInt64)] = []
+    private var live: Set<UInt64> = []
+
+    var count: Int { live.count }
+
+    var nextDeadline: Int64? {
+        mutating get {
+            dropDead()
+            return heap.first?.deadline
+        }
+    }
+
+    mutating func insert(deadline: Int64, id: UInt64) {
+        live.insert(id)
+        heap.append((deadline, id))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            if heap[parent].deadline <= heap[child].deadline { break }
+            heap.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    mutating func remove(id: UInt64) { live.remove(id) }
+
+    mutating func popDue(now: Int64) -> [UInt64] {
+        var due: [UInt64] = []
+        while let top = heap.first, top.deadline <= now {
+            popTop()
+            if live.remove(top.id) != nil { due.append(top.id) }
+        }
+        return due
+    }
+
+    private mutating func dropDead() {
+        while let top = heap.first, !live.contains(top.id) { popTop() }
+    }
+
+    private mutating func popTop() {
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if smallest == parent { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

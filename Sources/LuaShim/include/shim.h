@@ -1,0 +1,106 @@
+// LuaShim: the only code that may longjmp.
+//
+// Rules (see README "Architecture"):
+// - Swift never calls a Lua API function that can raise. Everything that can raise or yield
+//   (lua_error, lua_yieldk, luaL_check*, metamethod-running accessors) is called from here.
+// - A Swift binding returns n >= 0 results, SHIM_ERR (error value on top) or SHIM_AWAIT; the C
+//   trampoline then returns, raises or yields from a pure C frame.
+// - While Swift runs (a binding, or the host marshalling values) the allocator never fails:
+//   growth beyond the budget is allowed and the budget is enforced by the trampoline right after.
+#ifndef LOOKOUT_LUA_SHIM_H
+#define LOOKOUT_LUA_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+
+#if LUA_VERSION_NUM != 504
+#error "Lookout needs Lua 5.4"
+#endif
+
+/// Binding results other than a result count.
+enum { SHIM_ERR = -1, SHIM_AWAIT = -2 };
+
+/// Which limit stopped a script (ShimBudget.tripped).
+enum { SHIM_TRIP_NONE = 0, SHIM_TRIP_CPU = 1, SHIM_TRIP_TIME = 2, SHIM_TRIP_INTERRUPT = 3 };
+
+/// Per-state memory and time budget. It is the allocator's user data, so C reaches it from any
+/// thread of the state with lua_getallocf.
+typedef struct ShimBudget {
+    size_t used;            ///< bytes allocated now
+    size_t peak;            ///< most bytes allocated at once
+    size_t limit;           ///< growth beyond this is denied (0 = no limit)
+    int host_critical;      ///< > 0 while Swift runs: allocations never fail
+    int64_t slice_deadline; ///< CLOCK_MONOTONIC ns: CPU deadline of the running slice (0 = none)
+    int64_t run_deadline;   ///< CLOCK_MONOTONIC ns: wall-clock deadline of the run (0 = none)
+    int64_t slice_limit_ns; ///< the CPU limit between waits, for messages
+    int interrupt;          ///< set by any thread (atomically) to stop the running code
+    int tripped;            ///< SHIM_TRIP_* of the last stop
+} ShimBudget;
+
+/// Swift's side of the trampoline: runs the binding held by `box`.
+typedef int (*shim_dispatch_fn)(lua_State *L, void *box);
+/// Releases a box held by a userdata (runs from __gc; must not raise).
+typedef void (*shim_release_fn)(void *box);
+/// Receives Lua warnings (lua_warning, errors in __gc).
+typedef void (*shim_warn_fn)(void *ud, const char *message);
+
+/// Installs the Swift callbacks once per process.
+void shim_install(shim_dispatch_fn dispatch, shim_release_fn release);
+
+/// A new state whose allocator is bound to `budget`; NULL when out of memory.
+lua_State *shim_newstate(ShimBudget *budget, shim_warn_fn warn, void *warn_ud);
+/// The budget of a state (or any of its threads).
+ShimBudget *shim_budget(lua_State *L);
+/// Opens the standard libraries in protected mode. Returns a Lua status.
+int shim_openlibs(lua_State *L);
+/// Installs the count hook that enforces deadlines and interrupts on L (threads inherit it).
+void shim_sethook(lua_State *L, int count);
+/// Atomically asks the running code to stop with "interrupted!" (any thread).
+void shim_interrupt(ShimBudget *budget, int on);
+/// Monotonic clock in nanoseconds.
+int64_t shim_now_ns(void);
+
+/// Pushes a Lua function that runs the Swift binding `box` (owned by the function from now on).
+void shim_pushbinding(lua_State *L, void *box);
+/// Pushes a full userdata holding `box` with the metatable named `tname` (already registered).
+void shim_pushbox(lua_State *L, void *box, const char *tname);
+/// The box held by the userdata at idx when it has metatable `tname` and is still open; else NULL.
+void *shim_testbox(lua_State *L, int idx, const char *tname);
+/// Marks the userdata's box as closed and returns it (NULL if already closed or not a box).
+void *shim_takebox(lua_State *L, int idx, const char *tname);
+/// Creates (or fetches) the metatable named tname: __name, __metatable=false, __gc. Pushes it.
+/// Returns 1 when it was created now.
+int shim_newmetatable(lua_State *L, const char *tname);
+
+/// The unique value a waiting binding yields; the scheduler resumes the task when the wait ends.
+void *shim_await_token(void);
+/// Resuming a waiting task with this token first makes the binding raise the value after it.
+void *shim_raise_token(void);
+
+/// Loads a chunk as text only (binary chunks refused). Returns a Lua status.
+int shim_loadtext(lua_State *L, const char *buf, size_t len, const char *chunkname);
+/// Protected luaL_tolstring of the value at idx: pushes the text, returns a Lua status.
+int shim_tostring(lua_State *L, int idx);
+/// Protected error text for a failed coroutine: pushes onto L the message of the error object on
+/// top of co with a traceback of co appended. Never raises.
+void shim_errortext(lua_State *L, lua_State *co);
+/// Protected call with a traceback message handler. Returns a Lua status; error text on top.
+int shim_pcall_traceback(lua_State *L, int nargs, int nresults);
+/// Resets a dead or suspended thread, running its pending to-be-closed variables.
+int shim_closethread(lua_State *co, lua_State *from);
+
+// ---- Function-like macros Swift cannot import ----------------------------------------------------
+static inline int shim_upvalueindex(int i) { return lua_upvalueindex(i); }
+static const int SHIM_REGISTRYINDEX = LUA_REGISTRYINDEX;
+static inline void shim_pop(lua_State *L, int n) { lua_settop(L, -(n) - 1); }
+static inline void shim_newtable(lua_State *L) { lua_createtable(L, 0, 0); }
+static inline int shim_isnoneornil(lua_State *L, int idx) { return lua_type(L, idx) <= 0; }
+static inline void *shim_getextraspace(lua_State *L) { return lua_getextraspace(L); }
+static inline void shim_remove(lua_State *L, int idx) { lua_remove(L, idx); }
+static inline void shim_insert(lua_State *L, int idx) { lua_insert(L, idx); }
+static inline void shim_replace(lua_State *L, int idx) { lua_replace(L, idx); }
+
+#endif
