@@ -58,6 +58,7 @@ extension LuaEngine {
         task.resumeArgs = 0
         current = task
         task.status = .running
+        budget.pointee.tripped = Int32(SHIM_TRIP_NONE)
         if options.cpuLimit > 0 {
             budget.pointee.slice_deadline = shim_now_ns() + budget.pointee.slice_limit_ns
         }
@@ -116,6 +117,7 @@ extension LuaEngine {
             task.outcomeRef = luaL_ref(co, SHIM_REGISTRYINDEX)
         }
         task.errorText = text
+        if budget.pointee.tripped == Int32(SHIM_TRIP_INTERRUPT) { interrupted = true }
         let closeStatus = shim_closethread(co, L)  // runs pending to-be-closed variables
         if closeStatus != LUA_OK && closeStatus != LUA_YIELD {
             let message = LuaStack(co).string(at: -1)
@@ -134,8 +136,13 @@ extension LuaEngine {
         tasks[task.id] = nil
         luaL_unref(L, SHIM_REGISTRYINDEX, task.threadRef)
         if status == .failed, task.reportsErrors, task.waiters == 0, let text = task.errorText, !isExitUnwind(text) {
+            if interrupted { options.errors(scriptError(task: task, text: text)); return finishCallbacks(task) }
             report(task: task, errorText: text)
         }
+        finishCallbacks(task)
+    }
+
+    private func finishCallbacks(_ task: LuaTask) {
         let callbacks = task.onEnd
         task.onEnd = []
         for callback in callbacks { callback(task) }

@@ -36,6 +36,8 @@ public final class LuaEngine {
     var liveObjects: [ObjectIdentifier: any LuaObject] = [:]
     /// Set by `script.exit(code)`: the script is ending with this status.
     public internal(set) var exitCode: Int32?
+    /// Set when Ctrl-C / SIGTERM stopped the script.
+    public internal(set) var interrupted = false
     /// Errors reported so far (the exit status of `run`).
     public internal(set) var errorCount = 0
     /// Registry reference of the `on_error` hook.

@@ -78,8 +78,9 @@ public actor LuaRuntime {
         }
         engine.drain()
         await waitUntilIdle()
-        let exitCode: Int32 = interrupted ? 130 : engine.exitCode ?? (engine.errorCount > 0 ? 1 : 0)
-        return LuaRunOutcome(errors: engine.errorCount, exitCode: exitCode, interrupted: interrupted, message: nil)
+        let wasInterrupted = interrupted || engine.interrupted
+        let exitCode: Int32 = wasInterrupted ? 130 : engine.exitCode ?? (engine.errorCount > 0 ? 1 : 0)
+        return LuaRunOutcome(errors: engine.errorCount, exitCode: exitCode, interrupted: wasInterrupted, message: nil)
     }
 
     /// Waits until no task and no timer is left.
@@ -101,6 +102,7 @@ public actor LuaRuntime {
     private func cancelAfterInterrupt() {
         budget.clearInterrupt()
         interrupted = true
+        current?.interrupted = true
         current?.cancelAll()
     }
 

@@ -114,23 +114,34 @@ int shim_openlibs(lua_State *L) {
 
 // ---- Hook: deadlines and interrupts ---------------------------------------------------------------
 
+/// Raises a limit error from a hook: position of the running Lua function, then the message.
+/// The hook then fires on every instruction of this thread, so a `pcall` in the script cannot
+/// swallow the error: it escapes one protected level per instruction until the task ends.
+static int limit_error(lua_State *L, ShimBudget *b, int trip, const char *message) {
+    b->tripped = trip;
+    lua_sethook(L, lua_gethook(L), LUA_MASKCOUNT, 1);
+    luaL_where(L, 0);
+    lua_pushstring(L, message);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
 static void shim_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     ShimBudget *b = shim_budget(L);
     if (atomic_load_explicit((_Atomic int *)&b->interrupt, memory_order_relaxed)) {
-        b->tripped = SHIM_TRIP_INTERRUPT;
-        luaL_error(L, "interrupted!");
+        limit_error(L, b, SHIM_TRIP_INTERRUPT, "interrupted!");
     }
     if (b->slice_deadline == 0 && b->run_deadline == 0) return;
     int64_t now = shim_now_ns();
     if (b->slice_deadline != 0 && now > b->slice_deadline) {
-        b->tripped = SHIM_TRIP_CPU;
-        luaL_error(L, "CPU limit exceeded: ran %.1f s without waiting (see --cpu-limit)",
-                   (double)b->slice_limit_ns / 1e9);
+        char message[96]; // lua_pushfstring has no %.1f
+        snprintf(message, sizeof message, "CPU limit exceeded: ran %.1f s without waiting (see --cpu-limit)",
+                 (double)b->slice_limit_ns / 1e9);
+        limit_error(L, b, SHIM_TRIP_CPU, message);
     }
     if (b->run_deadline != 0 && now > b->run_deadline) {
-        b->tripped = SHIM_TRIP_TIME;
-        luaL_error(L, "time limit exceeded (see --time-limit)");
+        limit_error(L, b, SHIM_TRIP_TIME, "time limit exceeded (see --time-limit)");
     }
 }
 

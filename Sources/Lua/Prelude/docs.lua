@@ -152,11 +152,13 @@ local function aligned(rows, width, indent, cap, out)
     local column = 0
     for c = 1, ncols - 1 do column = column + widths[c] + 2 end
     local hang = indent .. rep(" ", column)
+    local narrow = columns(hang) > width - 20
     if text == "" then
       out[#out + 1] = (gsub(line, "%s+$", ""))
-    elseif overflow or columns(hang) > width - 20 then
+    elseif overflow or narrow then -- the text goes on the next lines
       out[#out + 1] = (gsub(line, "%s+$", ""))
-      wrap(text, width, indent .. "    ", indent .. "    ", out)
+      if narrow then hang = indent .. "    " end
+      wrap(text, width, hang, hang, out)
     else
       wrap(text, width, line, hang, out)
     end
@@ -253,11 +255,12 @@ local function sections(plain)
     return concat(lines, "\n")
   end
   local full = text(desc)
-  -- the first paragraph holds the summary sentence; the rest keeps its line breaks
+  -- the summary is the first sentence of the first paragraph; the description is the
+  -- rest, with its line breaks as written
   local para_end = find(full, "\n%s*\n") or #full + 1
-  local first = gsub(trim(sub(full, 1, para_end - 1)), "%s*\n%s*", " ")
-  local summary, rest = first_sentence(first)
-  local description = trim(rest .. "\n" .. sub(full, para_end))
+  local sentence, rest = first_sentence(sub(full, 1, para_end - 1))
+  local summary = gsub(sentence, "%s*\n%s*", " ")
+  local description = trim(rest .. sub(full, para_end))
   return summary, description, trim(concat(context, " ")), text(notes), full
 end
 
@@ -437,6 +440,7 @@ function Parser:block(block, code, line)
     doc.classes[class.name] = class
     doc.class_names[#doc.class_names + 1] = class.name
     self.last_class = class.name
+    self.module_pending = false -- the next local is this class, not the module
   elseif has.alias then
     self:alias(plain, tags, has.alias)
   end
@@ -457,6 +461,12 @@ function Parser:block(block, code, line)
   if (has.param or has["return"]) and not has.meta then
     self:fail((has.param or has["return"]).line, "---@%s is not followed by a function",
               has.param and "param" or "return")
+  end
+  -- a plain block before any function: the module's text when the meta block had none
+  local assignment = find(code, "^%s*[%a_][%w_.]*%.[%a_][%w_]*%s*=")
+  if #plain > 0 and not (has.meta or has.class or has.alias or has.type or assignment)
+      and doc.summary == "" and #self.functions == 0 then
+    doc.summary, doc.description = sections(plain)
   end
   local var = match(code, "^%s*local%s+([%a_][%w_]*)%s*=%s*{")
   if var then
@@ -480,12 +490,6 @@ function Parser:block(block, code, line)
     local summary, description = sections(plain)
     self.values[#self.values + 1] = { owner = owner, name = fname, type = ftype,
       desc = description ~= "" and summary .. " " .. description or summary, line = code_line }
-    return
-  end
-  -- a detached block: the module's text when the ---@meta block had none
-  if #plain > 0 and doc.name and not has.meta and not has.class and not has.alias
-      and doc.summary == "" and #self.functions == 0 then
-    doc.summary, doc.description = sections(plain)
   end
 end
 
@@ -497,7 +501,7 @@ function Parser:qualify(path)
     root = self.doc.name
   elseif mapped then
     root = mapped.class
-  elseif root == self.doc.module_class then
+  elseif root == self.doc.module_class or root == match(self.doc.name, "([^.]*)$") then
     root = self.doc.name
   end
   return root .. rest
@@ -558,7 +562,7 @@ function D.parse(text, source)
   local p = setmetatable({
     doc = { kind = "module", summary = "", description = "", functions = {}, classes = {},
             class_names = {}, fields = {}, aliases = {} },
-    source = source and fmt("%q", source) or "?", locals = {}, functions = {}, values = {},
+    source = fmt("%q", source or "?"), locals = {}, functions = {}, values = {},
     classes_seen = {},
   }, Parser)
   local block, lineno = {}, 0

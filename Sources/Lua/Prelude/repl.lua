@@ -22,12 +22,14 @@ M.options = {}
 
 local DEFAULTS = { width = 80, indent = "  ", depth = 5, items = 100, string_max = 2000 }
 
--- Beyond this many tables in one rendering, further tables are shown as {…}.
-local MAX_TABLES = 5000
+-- Once this many entries are shown in one rendering, further tables are shown as {…}
+-- (keeps wide, shared structures from filling the terminal).
+local MAX_ENTRIES = 10000
 -- How many `__index` tables completion follows (guards against __index loops).
 local MAX_HOPS = 8
 
-local byte, fmt, sub, find, match = string.byte, string.format, string.sub, string.find, string.match
+local byte, fmt, sub = string.byte, string.format, string.sub
+local find, match = string.find, string.match
 local concat, sort = table.concat, table.sort
 local mtype = math.type
 
@@ -249,7 +251,8 @@ end
 local function flat(node)
   if type(node) == "string" then return node end
   local parts = {}
-  for i, e in next, node.entries do parts[i] = (e.key or "") .. flat(e.value) end
+  local entries = node.entries
+  for i = 1, #entries do parts[i] = (entries[i].key or "") .. flat(entries[i].value) end
   if node.more then parts[#parts + 1] = node.more end
   return node.head .. " " .. concat(parts, ", ") .. " }"
 end
@@ -265,10 +268,11 @@ local function flat_width(node)
   if type(node) == "string" then return columns(node) end
   if node.w then return node.w end
   local w = columns(node.head) + 3 -- head .. " " .. entries .. " }"
-  local count = 0
-  for _, e in next, node.entries do
+  local entries = node.entries
+  local count = #entries
+  for i = 1, count do
+    local e = entries[i]
     w = w + (e.key and columns(e.key) or 0) + flat_width(e.value)
-    count = count + 1
   end
   if node.more then
     w = w + columns(node.more)
@@ -283,13 +287,13 @@ local function build_table(t, o, level, path)
   local head = name and name .. " {" or "{"
   if path[t] then return "<cycle>" end
   if next(t) == nil then return head .. "}" end
-  if level > o.depth or o.tables >= MAX_TABLES then return head .. "…}" end
-  o.tables = o.tables + 1
+  if level > o.depth or o.shown >= MAX_ENTRIES then return head .. "…}" end
   path[t] = true
   local n = array_length(t)
   local keys = other_keys(t, n)
   local entries, total = {}, n + #keys
   local shown = math.min(total, o.items)
+  o.shown = o.shown + shown
   for i = 1, shown do
     if i <= n then
       entries[i] = { value = build(rawget(t, i), o, level + 1, path) }
@@ -325,7 +329,8 @@ local function layout(node, o, out, indent, key, suffix)
   end
   out[#out + 1] = prefix .. node.head
   local inner = indent .. o.indent
-  for _, e in next, node.entries do layout(e.value, o, out, inner, e.key, ",") end
+  local entries = node.entries
+  for i = 1, #entries do layout(entries[i].value, o, out, inner, entries[i].key, ",") end
   if node.more then out[#out + 1] = inner .. node.more end
   out[#out + 1] = indent .. "}" .. suffix
 end
@@ -336,7 +341,7 @@ end
 -- getmetatable (raw metatable getter; tables get their `__name` as a prefix).
 function M.pretty(value, opts)
   local o = options(opts)
-  o.tables = 0
+  o.shown = 0 -- entries shown so far, for MAX_ENTRIES
   local node = build(value, o, 1, {})
   local out = {}
   layout(node, o, out, "", nil, "")

@@ -1,0 +1,239 @@
+import Foundation
+
+/// The host configuration (`config.toml`): resource limits, log level, service profiles and
+/// per-script settings, validated when loaded.
+///
+/// ```toml
+/// [limits]
+/// memory = "64MB"   # per Lua state
+/// cpu = "5s"        # CPU time a task may run without waiting
+/// time = "0"        # wall-clock limit per run; 0 or "none" = no limit
+/// [log]
+/// level = "info"
+/// [nightscout.home]
+/// url = "https://ns.example.org"
+/// secret_env = "NS_API_SECRET"
+/// [scripts."alerts.lua"]
+/// trusted = true
+/// ```
+///
+/// A missing file gives the defaults. Any unknown section or key, wrong type, or secret written
+/// in clear is a `ConfigError` pointing at the line.
+public struct HostConfig: Sendable {
+    /// Resource limits for scripts (`[limits]`).
+    public struct Limits: Sendable, Equatable {
+        /// Memory one script's Lua state may allocate, in bytes (default 64 MiB).
+        public var memoryBytes: Int
+        /// CPU time a task may run without waiting, in seconds (default 5).
+        public var cpuSeconds: Double
+        /// Wall-clock limit for one run in seconds; `nil` for no limit (the default).
+        public var timeSeconds: Double?
+
+        /// The defaults: 64 MiB, 5 s of CPU, no wall-clock limit.
+        public static let defaults = Limits(memoryBytes: 64 << 20, cpuSeconds: 5, timeSeconds: nil)
+
+        /// Creates limits.
+        public init(memoryBytes: Int, cpuSeconds: Double, timeSeconds: Double?) {
+            self.memoryBytes = memoryBytes
+            self.cpuSeconds = cpuSeconds
+            self.timeSeconds = timeSeconds
+        }
+    }
+
+    /// Log levels of `[log] level`, least to most severe; raw values match swift-log's
+    /// `Logger.Level` (`Logger.Level(rawValue: level.rawValue)`).
+    public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+        /// Everything, including per-message tracing.
+        case trace
+        /// Debugging detail.
+        case debug
+        /// Normal operation (the default).
+        case info
+        /// Noteworthy events.
+        case notice
+        /// Something looks wrong.
+        case warning
+        /// An operation failed.
+        case error
+        /// The host cannot continue.
+        case critical
+
+        /// Orders by severity.
+        public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
+            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        }
+    }
+
+    /// Settings for one script (`[scripts."<file>"]`).
+    public struct ScriptSettings: Sendable, Equatable {
+        /// Whether the scheduler may run the script with the `io` and `os` libraries.
+        public var trusted: Bool
+        /// The line of the script's table, if the config has one.
+        public var line: Int?
+
+        /// Creates settings; the default is untrusted.
+        public init(trusted: Bool = false, line: Int? = nil) {
+            self.trusted = trusted
+            self.line = line
+        }
+    }
+
+    /// The display name of the file used in messages (the path given to `load`, or the name
+    /// given with the text).
+    public let fileName: String
+    /// The path the config was loaded from (even if the file does not exist); `nil` when built
+    /// from text.
+    public let filePath: String?
+    /// Whether the config came from an existing file or text (`false`: defaults, no file).
+    public let fileExists: Bool
+    /// The whole parsed document (with secret references; never hand it to scripts, use
+    /// `publicValue(path:)`).
+    public let table: TOMLTable
+    /// The resource limits.
+    public let limits: Limits
+    /// The log level.
+    public let logLevel: LogLevel
+    /// Directory against which relative `…_file` paths are resolved (`nil`: current directory).
+    let baseDirectory: String?
+    /// `table` without any `…_env`/`…_file` key.
+    private let publicTable: TOMLTable
+
+    /// The services that have profiles: nightscout, signalk, northlight, garmin.
+    public static var knownServices: [String] { HostConfigSchema.services }
+
+    /// Every known top-level section, sorted.
+    public static var knownSections: [String] { HostConfigSchema.sections.keys.sorted() }
+
+    /// The defaults, as for a missing file.
+    public init(fileName: String = "config.toml") {
+        self.init(defaultsFor: fileName, filePath: nil)
+    }
+
+    private init(defaultsFor fileName: String, filePath: String?) {
+        self.fileName = fileName
+        self.filePath = filePath
+        fileExists = false
+        table = TOMLTable()
+        limits = .defaults
+        logLevel = .info
+        baseDirectory = nil
+        publicTable = TOMLTable()
+    }
+
+    /// Parses and validates config text.
+    ///
+    /// - Parameters:
+    ///   - text: the TOML document.
+    ///   - fileName: the name used in messages.
+    ///   - baseDirectory: where relative secret file paths are resolved (default: current directory).
+    public init(text: String, fileName: String = "config.toml", baseDirectory: String? = nil) throws(ConfigError) {
+        try self.init(text: text, fileName: fileName, filePath: nil, baseDirectory: baseDirectory)
+    }
+
+    private init(text: String, fileName: String, filePath: String?, baseDirectory: String?) throws(ConfigError) {
+        let table = try TOMLParser.parse(text, fileName: fileName)
+        try HostConfigValidator(fileName: fileName).validate(table)
+        self.fileName = fileName
+        self.filePath = filePath
+        self.fileExists = true
+        self.table = table
+        self.baseDirectory = baseDirectory
+        self.publicTable = Self.removingSecretReferences(table)
+
+        var limits = Limits.defaults
+        if let memory = table.value(atPath: ["limits", "memory"]).flatMap(Quantities.size) {
+            limits.memoryBytes = memory
+        }
+        if let cpu = table.value(atPath: ["limits", "cpu"]).flatMap(Quantities.duration) {
+            limits.cpuSeconds = cpu
+        }
+        if let time = table.value(atPath: ["limits", "time"]) {
+            limits.timeSeconds = HostConfigSchema.isUnlimited(time) ? nil : Quantities.duration(time)
+        }
+        self.limits = limits
+        let level = table.value(atPath: ["log", "level"])?.stringValue?.lowercased()
+        self.logLevel = level.flatMap(LogLevel.init(rawValue:)) ?? .info
+    }
+
+    /// Loads the config file at `path`. A missing file gives the defaults; an unreadable file,
+    /// invalid text or invalid settings throw. Messages name the file as `path`.
+    public static func load(path: String) throws(ConfigError) -> HostConfig {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return HostConfig(defaultsFor: path, filePath: path)
+        }
+        guard !isDirectory.boolValue else { throw ConfigError(file: path, message: "is a directory, not a file") }
+        guard let data = manager.contents(atPath: path) else {
+            throw ConfigError(file: path, message: "cannot be read")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: path, message: "is not UTF-8 text")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        return try HostConfig(
+            text: text, fileName: path, filePath: path,
+            baseDirectory: directory.isEmpty ? nil : directory)
+    }
+
+    /// Loads `paths.configFile` (see `load(path:)`).
+    public static func load(paths: LookoutPaths) throws(ConfigError) -> HostConfig {
+        try load(path: paths.configFile)
+    }
+
+    // MARK: Profiles and scripts
+
+    /// The profile names configured for a service (or any profile-like section), sorted.
+    public func profiles(service: String) -> [String] {
+        guard let section = table[service]?.tableValue else { return [] }
+        return section.entries.filter { $0.value.tableValue != nil }.map(\.key).sorted()
+    }
+
+    /// One profile, or `nil` if the config has no `[service.name]`.
+    public func profile(service: String, name: String) -> Profile? {
+        guard let entry = table.entry(atPath: [service, name]), let raw = entry.value.tableValue else {
+            return nil
+        }
+        return Profile(service: service, name: name, fileName: fileName, line: entry.line, raw: raw)
+    }
+
+    /// The settings for a script file. The key `[scripts."X"]` matches a file that is `X` or ends
+    /// in `/X` (so `"alerts.lua"` matches `Scripts/alerts.lua`); the longest matching key wins.
+    /// Without a match: untrusted.
+    public func scriptSettings(file: String) -> ScriptSettings {
+        guard let scripts = table["scripts"]?.tableValue else { return ScriptSettings() }
+        let matches = scripts.entries.filter { entry in
+            !entry.key.isEmpty && (file == entry.key || file.hasSuffix("/" + entry.key))
+        }
+        guard let best = matches.max(by: { $0.key.count < $1.key.count }) else { return ScriptSettings() }
+        let trusted = best.value.tableValue?["trusted"]?.boolValue ?? false
+        return ScriptSettings(trusted: trusted, line: best.line)
+    }
+
+    // MARK: What scripts may see
+
+    /// The value at a dotted path written in TOML key syntax (`"nightscout.home.url"`,
+    /// `scripts."alerts.lua".trusted`; `""` is the whole config), with every `…_env` and `…_file`
+    /// key removed from tables: scripts never learn where secrets are. `nil` if absent or invalid.
+    public func publicValue(path: String) -> TOMLValue? {
+        guard let components = TOMLParser.parseKeyPath(path) else { return nil }
+        return publicTable.value(atPath: components)
+    }
+
+    static func removingSecretReferences(_ table: TOMLTable) -> TOMLTable {
+        var result = TOMLTable()
+        for var entry in table.entries where HostConfigSecrets.referenceKind(entry.key) == nil {
+            entry.value = removingSecretReferences(entry.value)
+            result.set(entry)
+        }
+        return result
+    }
+
+    static func removingSecretReferences(_ value: TOMLValue) -> TOMLValue {
+        switch value {
+        case .table(let table): return .table(removingSecretReferences(table))
+        case .array(let elements): return .array(elements.map(removingSecretReferences))
+        default: return value
+        }
+    }
+}

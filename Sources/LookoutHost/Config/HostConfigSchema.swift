@@ -1,0 +1,223 @@
+// The shape of the host configuration: which top-level sections exist and what they may hold.
+// To add a section, add a line to `HostConfigSchema.sections` (and, for typed access, a property
+// on HostConfig). Validation and "did you mean" messages follow from the table.
+
+/// What a top-level section of the host config holds.
+enum HostConfigSectionKind: Sendable {
+    /// One table of fixed keys: `[limits]`, `[log]`.
+    case settings([HostConfigKeySpec])
+    /// Named profiles with free-form keys and secret references: `[nightscout.home]`.
+    case profiles
+    /// One table of fixed keys per name: `[scripts."alerts.lua"]`.
+    case named([HostConfigKeySpec])
+}
+
+/// One known key of a settings section and how its value is checked.
+struct HostConfigKeySpec: Sendable {
+    /// The key as written in the file.
+    let name: String
+    /// `nil` if the value is acceptable, otherwise the message (without location).
+    let validate: @Sendable (TOMLValue) -> String?
+}
+
+/// The known sections and keys.
+enum HostConfigSchema {
+    /// The services that have profiles.
+    static let services = ["nightscout", "signalk", "northlight", "garmin"]
+
+    /// Every top-level section by name.
+    static let sections: [String: HostConfigSectionKind] = {
+        var sections: [String: HostConfigSectionKind] = [
+            "limits": .settings([
+                HostConfigKeySpec(name: "memory", validate: checkSize),
+                HostConfigKeySpec(name: "cpu", validate: checkPositiveDuration),
+                HostConfigKeySpec(name: "time", validate: checkOptionalDuration),
+            ]),
+            "log": .settings([
+                HostConfigKeySpec(name: "level", validate: checkLogLevel)
+            ]),
+            "scripts": .named([
+                HostConfigKeySpec(name: "trusted", validate: checkBoolean)
+            ]),
+        ]
+        for service in services { sections[service] = .profiles }
+        return sections
+    }()
+
+    // MARK: Value checks
+
+    /// How a value is named after "got": strings are quoted (they are never secrets here),
+    /// other kinds are named ("a boolean").
+    static func shown(_ value: TOMLValue) -> String {
+        if case .string = value { return value.description }
+        return value.kindDescription
+    }
+
+    static func checkSize(_ value: TOMLValue) -> String? {
+        guard let bytes = Quantities.size(value) else {
+            return "expected a size such as \"64MB\" or \"512KB\" (powers of 1024), got \(shown(value))"
+        }
+        return bytes > 0 ? nil : "must be more than 0 bytes"
+    }
+
+    static func checkPositiveDuration(_ value: TOMLValue) -> String? {
+        guard let seconds = Quantities.duration(value) else {
+            return "expected a duration such as \"5s\", \"250ms\" or \"1m\", got \(shown(value))"
+        }
+        return seconds > 0 ? nil : "must be longer than 0 seconds"
+    }
+
+    static func checkOptionalDuration(_ value: TOMLValue) -> String? {
+        if isUnlimited(value) || Quantities.duration(value) != nil { return nil }
+        return "expected a duration such as \"30s\" or \"5m\", or 0 or \"none\" for no limit, got \(shown(value))"
+    }
+
+    /// `0`, `0.0`, `"0"` or `"none"`: no limit.
+    static func isUnlimited(_ value: TOMLValue) -> Bool {
+        if let text = value.stringValue, text.lowercased() == "none" { return true }
+        return Quantities.duration(value) == 0
+    }
+
+    static func checkLogLevel(_ value: TOMLValue) -> String? {
+        let names = HostConfig.LogLevel.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let text = value.stringValue else { return "expected one of \(names), got \(shown(value))" }
+        if HostConfig.LogLevel(rawValue: text.lowercased()) != nil { return nil }
+        let guess = ConfigWording.suggestion(for: text, among: HostConfig.LogLevel.allCases.map(\.rawValue))
+        let hint = guess.map { "; did you mean \"\($0)\"?" } ?? ""
+        return "expected one of \(names), got \(shown(value))\(hint)"
+    }
+
+    static func checkBoolean(_ value: TOMLValue) -> String? {
+        value.boolValue == nil ? "expected true or false, got \(shown(value))" : nil
+    }
+}
+
+/// Validation of a parsed document against `HostConfigSchema`.
+struct HostConfigValidator {
+    let fileName: String
+
+    func error(_ entry: TOMLTable.Entry, atValue: Bool, _ path: [String], _ message: String) -> ConfigError {
+        ConfigError(
+            file: fileName, line: atValue ? entry.valueLine : entry.line,
+            column: atValue ? entry.valueColumn : entry.column,
+            keyPath: ConfigWording.keyPath(path), message: message)
+    }
+
+    func validate(_ root: TOMLTable) throws(ConfigError) {
+        for entry in root.entries {
+            guard let kind = HostConfigSchema.sections[entry.key] else {
+                let hint = ConfigWording.unknownNameHint(
+                    entry.key, known: Array(HostConfigSchema.sections.keys), render: { "[\($0)]" })
+                throw error(entry, atValue: false, [entry.key], "unknown section [\(entry.key)]\(hint)")
+            }
+            guard case .table(let section) = entry.value else {
+                let example = kind.isProfiles ? "[\(entry.key).<profile>]" : "[\(entry.key)]"
+                throw error(
+                    entry, atValue: true, [entry.key],
+                    "expected a table \(example), got \(HostConfigSchema.shown(entry.value))")
+            }
+            switch kind {
+            case .settings(let specs):
+                try validateSettings(section, path: [entry.key], specs: specs)
+            case .named(let specs):
+                for item in section.entries {
+                    guard case .table(let settings) = item.value else {
+                        throw error(
+                            item, atValue: true, [entry.key, item.key],
+                            "expected a table [\(entry.key).\(ConfigWording.quotedKey(item.key))], "
+                                + "got \(HostConfigSchema.shown(item.value))")
+                    }
+                    try validateSettings(settings, path: [entry.key, item.key], specs: specs)
+                }
+            case .profiles:
+                for item in section.entries {
+                    guard case .table(let profile) = item.value else {
+                        throw error(
+                            item, atValue: true, [entry.key, item.key],
+                            "expected a profile table such as [\(entry.key).home], got "
+                                + HostConfigSchema.shown(item.value))
+                    }
+                    try validateProfile(profile, path: [entry.key, item.key], depth: 0)
+                }
+            }
+        }
+    }
+
+    func validateSettings(_ table: TOMLTable, path: [String], specs: [HostConfigKeySpec]) throws(ConfigError) {
+        for entry in table.entries {
+            guard let spec = specs.first(where: { $0.name == entry.key }) else {
+                let hint = ConfigWording.unknownNameHint(entry.key, known: specs.map(\.name), render: { $0 })
+                let section = "[" + ConfigWording.keyPath(path) + "]"
+                throw error(entry, atValue: false, path + [entry.key], "unknown key \(entry.key) in \(section)\(hint)")
+            }
+            if let message = spec.validate(entry.value) {
+                throw error(entry, atValue: true, path + [entry.key], message)
+            }
+        }
+    }
+
+    /// Profile keys are free-form, but: secrets only by reference, `…_env` names a variable,
+    /// `…_file` names a path, and values are scalars or arrays/tables of scalars.
+    func validateProfile(_ table: TOMLTable, path: [String], depth: Int) throws(ConfigError) {
+        for entry in table.entries {
+            let keyPath = path + [entry.key]
+            switch HostConfigSecrets.referenceKind(entry.key) {
+            case .environment(let name):
+                guard !name.isEmpty else {
+                    throw error(entry, atValue: false, keyPath, "the key must name a secret, such as secret_env")
+                }
+                guard let variable = entry.value.stringValue else {
+                    throw error(
+                        entry, atValue: true, keyPath,
+                        "expected the name of an environment variable, such as \"NS_API_SECRET\", got "
+                            + entry.value.kindDescription)
+                }
+                guard HostConfigSecrets.isVariableName(variable) else {
+                    // Never echo the value: people paste the secret itself here by mistake.
+                    throw error(
+                        entry, atValue: true, keyPath,
+                        "expected the name of an environment variable (letters, digits and _, such as "
+                            + "\"NS_API_SECRET\"); put the secret itself in that variable")
+                }
+                continue
+            case .file(let name):
+                guard !name.isEmpty else {
+                    throw error(entry, atValue: false, keyPath, "the key must name a secret, such as secret_file")
+                }
+                guard let file = entry.value.stringValue, !file.isEmpty else {
+                    throw error(
+                        entry, atValue: true, keyPath,
+                        "expected the path of a file holding the secret, got "
+                            + (entry.value.stringValue == nil ? entry.value.kindDescription : "an empty string"))
+                }
+                continue
+            case .none:
+                break
+            }
+            if HostConfigSecrets.isSecretName(entry.key) {
+                // Reported at the line only; the message never includes the value.
+                throw ConfigError(
+                    file: fileName, line: entry.line, keyPath: ConfigWording.keyPath(keyPath),
+                    message: "secrets are not written in the config; use \(entry.key)_env = \"VAR\" "
+                        + "or \(entry.key)_file = \"PATH\"")
+            }
+            let nesting = "profile values must be scalars, or arrays and tables of scalars"
+            switch entry.value {
+            case .array(let elements):
+                if !elements.allSatisfy(\.isScalar) { throw error(entry, atValue: true, keyPath, nesting) }
+            case .table(let inner):
+                if depth > 0 { throw error(entry, atValue: true, keyPath, nesting) }
+                try validateProfile(inner, path: keyPath, depth: depth + 1)
+            default:
+                break
+            }
+        }
+    }
+}
+
+extension HostConfigSectionKind {
+    var isProfiles: Bool {
+        if case .profiles = self { return true }
+        return false
+    }
+}
