@@ -43,7 +43,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]),
+            ],
+            resources: [.embedInCode("Stubs")]),
         .executableTarget(
             name: "lookout",
             dependencies: [
@@ -54,11 +55,13 @@ let package = Package(
         .executableTarget(
             name: "lookout-bench",
             dependencies: ["LookoutHost", "Lua", "LuaShim", "CLua"]),
-        .testTarget(name: "LuaTests", dependencies: ["Lua", "LuaShim", "CLua"]),
+        // Helpers shared by the test targets (transcripts, running Lua source).
+        .target(name: "LookoutTestSupport", dependencies: ["Lua"], path: "Tests/LookoutTestSupport"),
+        .testTarget(name: "LuaTests", dependencies: ["Lua", "LuaShim", "CLua", "LookoutTestSupport"]),
         .testTarget(
             name: "LookoutHostTests",
             dependencies: [
-                "LookoutHost", "Lua",
+                "LookoutHost", "Lua", "LookoutTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]),
         .testTarget(name: "LookoutCLITests", dependencies: ["lookout"]),

@@ -29,6 +29,7 @@ extension LuaEngine {
 
         try runPrelude()
         for module in CoreModules.all { try register(module: module) }
+        if !options.conveniences { try requireIntoGlobal("json"); lua_pushnil(L); lua_setglobal(L, "json") }
         for (name, source) in LuaEngine.bundledSources { try preload(source: source, as: name) }
     }
 

@@ -88,7 +88,7 @@ extension LuaEngine {
                 fail(task)
             }
         case LUA_OK:
-            if task.keepsOutcome && task.handles > 0 {
+            if task.keepsOutcome && (task.handles > 0 || task.waiters > 0) {
                 let base = lua_gettop(co) - results
                 lua_createtable(co, results, 1)
                 for i in 0..<results {
@@ -112,7 +112,7 @@ extension LuaEngine {
         shim_errortext(L, co)
         let text = LuaStack(L).string(at: -1) ?? "(no message)"
         shim_pop(L, 1)
-        if task.keepsOutcome && task.handles > 0 {
+        if task.keepsOutcome && (task.handles > 0 || task.waiters > 0) {
             lua_pushvalue(co, -1)
             task.outcomeRef = luaL_ref(co, SHIM_REGISTRYINDEX)
         }

@@ -47,6 +47,11 @@ public final class LuaEngine {
     /// Stub texts (LuaLS `---@meta`) of the registered modules.
     public internal(set) var stubs: [String: String] = [:]
     let startTime = shim_now_ns()
+    // REPL state (see LuaRuntime+REPL.swift).
+    var replLineCount = 0
+    var replLineTask: LuaTask?
+    var replDriverRef: Int32 = LUA_NOREF
+    var replCompleteRef: Int32 = LUA_NOREF
 
     init(runtime: LuaRuntime, executor: LuaThreadExecutor, options: LuaOptions, generation: UInt64) throws {
         self.runtime = runtime
@@ -73,6 +78,7 @@ public final class LuaEngine {
         budget.pointee.host_critical += 1
         defer { budget.pointee.host_critical -= 1 }
         guard shim_openlibs(L) == LUA_OK else { throw LuaRaise("cannot open the Lua libraries") }
+        shim_guard_patterns(L)  // string.find/match/gmatch/gsub that honour deadlines
         if options.timeLimit > 0 {
             budget.pointee.run_deadline = startTime + Int64(options.timeLimit * 1e9)
         }

@@ -25,7 +25,7 @@ public actor LuaRuntime {
     private var current: LuaEngine?
     private var generation: UInt64 = 0
     private var interrupted = false
-    private nonisolated let budget: BudgetBox
+    nonisolated let budget: BudgetBox
 
     /// Creates a runtime; `start()` makes the state.
     public init(options: LuaOptions, modules: [any LuaModule] = []) {

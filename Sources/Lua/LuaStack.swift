@@ -157,6 +157,15 @@ public struct LuaStack {
         return Array(UnsafeRawBufferPointer(start: p, count: length))
     }
 
+    /// `tostring` of the value at `index` (runs `__tostring` in protected mode).
+    public func text(of index: Int32) -> String {
+        let i = lua_absindex(L, index)
+        let status = shim_tostring(L, i)
+        defer { pop() }
+        let text = string(at: -1) ?? ""
+        return status == LUA_OK ? text : "(error in __tostring: \(text))"
+    }
+
     /// The integer at `index` (floats with an exact integer value included).
     public func integer(at index: Int32) -> Int64? {
         var ok: Int32 = 0

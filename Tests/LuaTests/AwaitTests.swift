@@ -1,4 +1,5 @@
 import Lua
+import LookoutTestSupport
 import XCTest
 
 final class AwaitTests: XCTestCase {

@@ -1,4 +1,5 @@
 import Lua
+import LookoutTestSupport
 
 /// A module for tests: bindings that await Swift async work and expose values to Swift.
 struct TestKitModule: LuaModule {

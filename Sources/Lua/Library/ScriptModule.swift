@@ -40,7 +40,7 @@ struct ScriptModule: LuaModule {
 
 /// The modules every state has.
 enum CoreModules {
-    static let all: [any LuaModule] = [TimerModule(), TaskModule(), ScriptModule()]
+    static let all: [any LuaModule] = [JSONModule(), TimerModule(), TaskModule(), ScriptModule()]
 }
 
 extension LuaEngine {

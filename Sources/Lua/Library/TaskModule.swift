@@ -111,9 +111,12 @@ struct TaskModule: LuaModule {
         return try call.engine.beginWait(
             in: call, what: "task \(target.label)",
             deliver: { engine, stack, result in
-                if counted {
-                    target.waiters -= 1
-                    counted = false
+                defer {
+                    if counted {
+                        target.waiters -= 1
+                        counted = false
+                    }
+                    target.releaseOutcomeIfUnused(engine: engine)
                 }
                 if case .success(let value) = result, value is TimerFired {
                     stack.push(false)
@@ -171,6 +174,15 @@ struct TaskModule: LuaModule {
     }
 }
 
+extension LuaTask {
+    /// Frees kept results once no handle and no waiter can ask for them.
+    func releaseOutcomeIfUnused(engine: LuaEngine) {
+        guard handles == 0, waiters == 0, isFinished, outcomeRef != LUA_NOREF else { return }
+        luaL_unref(engine.L, SHIM_REGISTRYINDEX, outcomeRef)
+        outcomeRef = LUA_NOREF
+    }
+}
+
 /// The end of a waited-for task (a wait result).
 struct TaskEnded: Sendable {}
 
@@ -189,10 +201,7 @@ final class TaskHandle: LuaObject {
     deinit {
         // Runs from __gc on the executor thread: the last handle frees the kept results.
         task.handles -= 1
-        if task.handles == 0, task.isFinished, task.outcomeRef != LUA_NOREF, !engine.closed {
-            luaL_unref(engine.L, SHIM_REGISTRYINDEX, task.outcomeRef)
-            task.outcomeRef = LUA_NOREF
-        }
+        if !engine.closed { task.releaseOutcomeIfUnused(engine: engine) }
     }
 
     var luaDescription: String { "task (\(task.status.rawValue)): \(task.label)" }

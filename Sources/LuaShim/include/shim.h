@@ -18,6 +18,9 @@
 
 #if LUA_VERSION_NUM != 504
 #error "Lookout needs Lua 5.4"
+#include "shim_json.h"
+#include "shim_pattern.h"
+
 #endif
 
 /// Binding results other than a result count.
@@ -102,5 +105,8 @@ static inline void *shim_getextraspace(lua_State *L) { return lua_getextraspace(
 static inline void shim_remove(lua_State *L, int idx) { lua_remove(L, idx); }
 static inline void shim_insert(lua_State *L, int idx) { lua_insert(L, idx); }
 static inline void shim_replace(lua_State *L, int idx) { lua_replace(L, idx); }
+
+#include "shim_json.h"
+#include "shim_pattern.h"
 
 #endif

@@ -1,26 +1,27 @@
 import Foundation
 import Lua
-import XCTest
 
 /// Collects what a script printed and the errors it reported.
-final class Transcript: @unchecked Sendable {
+public final class Transcript: @unchecked Sendable {
     // @unchecked Sendable: every access goes through `lock`.
     private let lock = NSLock()
     private var _lines: [String] = []
     private var _errors: [LuaScriptError] = []
     private var _warnings: [String] = []
 
-    var lines: [String] { lock.withLock { _lines } }
-    var errors: [LuaScriptError] { lock.withLock { _errors } }
-    var warnings: [String] { lock.withLock { _warnings } }
+    public var lines: [String] { lock.withLock { _lines } }
+    public var errors: [LuaScriptError] { lock.withLock { _errors } }
+    public var warnings: [String] { lock.withLock { _warnings } }
 
-    func print(_ line: String) { lock.withLock { _lines.append(line) } }
-    func error(_ error: LuaScriptError) { lock.withLock { _errors.append(error) } }
-    func warn(_ text: String) { lock.withLock { _warnings.append(text) } }
+    public init() {}
+
+    public func print(_ line: String) { lock.withLock { _lines.append(line) } }
+    public func error(_ error: LuaScriptError) { lock.withLock { _errors.append(error) } }
+    public func warn(_ text: String) { lock.withLock { _warnings.append(text) } }
 }
 
 /// Options that send output and errors to a transcript.
-func testOptions(_ transcript: Transcript, name: String = "test.lua", configure: (inout LuaOptions) -> Void = { _ in }) -> LuaOptions {
+public func testOptions(_ transcript: Transcript, name: String = "test.lua", configure: (inout LuaOptions) -> Void = { _ in }) -> LuaOptions {
     var options = LuaOptions()
     options.name = name
     options.output = { transcript.print($0) }
@@ -31,7 +32,7 @@ func testOptions(_ transcript: Transcript, name: String = "test.lua", configure:
 }
 
 /// Runs Lua source in a fresh runtime and returns the transcript and outcome.
-func runLua(
+public func runLua(
     _ source: String, name: String = "test.lua", modules: [any LuaModule] = [],
     configure: (inout LuaOptions) -> Void = { _ in }
 ) async throws -> (Transcript, LuaRunOutcome) {

@@ -1,0 +1,45 @@
+---@meta log
+--- Write to Lookout's log, with levels and the script's name as prefix.
+---
+--- Messages go to standard error (and the service log under `lookout serve`). Arguments are
+--- joined with spaces after `tostring`, like `print`. The level shown is set by `[log] level` in
+--- the config or `--verbose`.
+---@class loglib
+local log = {}
+
+--- Logs at level "trace".
+--- Context: anywhere.
+---@param ... any
+function log.trace(...) end
+
+--- Logs at level "debug".
+--- Context: anywhere.
+---@param ... any
+function log.debug(...) end
+
+--- Logs at level "info".
+--- Context: anywhere.
+---@param ... any
+function log.info(...) end
+
+--- Logs at level "notice".
+--- Context: anywhere.
+---@param ... any
+function log.notice(...) end
+
+--- Logs at level "warning".
+--- Context: anywhere.
+---@param ... any
+function log.warn(...) end
+
+--- Logs at level "error".
+--- Context: anywhere.
+---@param ... any
+function log.error(...) end
+
+--- The lowest level that is shown: "trace", "debug", "info", "notice", "warning", "error" or "critical".
+--- Context: anywhere.
+---@return string level
+function log.level() end
+
+return log

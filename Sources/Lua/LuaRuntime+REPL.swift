@@ -1,0 +1,239 @@
+import CLua
+import LuaShim
+
+/// What one REPL input produced.
+public enum ReplEvaluation: Sendable, Equatable {
+    /// The input is an unfinished statement: read another line (prompt `>> `).
+    case incomplete
+    /// The line ran; the text shows its results (empty when there were none).
+    case output(String)
+    /// Syntax or runtime error, with traceback for runtime errors.
+    case error(String)
+}
+
+/// The REPL engine: compiling input, running each line as a task, printing results, completion,
+/// `help` and `.tasks`. The terminal side (line editing, history, signals) lives in the CLI.
+extension LuaRuntime {
+    /// Prepares the state for interactive use: `help`, `_repl` helpers, result variables.
+    public func prepareREPL() throws {
+        try engine.installREPLSupport()
+    }
+
+    /// Compiles and runs one input. Expressions are printed without `return` (and `=expr` works),
+    /// statements run as they are; an unfinished statement asks for more input.
+    public func evaluate(_ input: String) async -> ReplEvaluation {
+        let engine = self.engine
+        var text = input
+        if text.hasPrefix("=") { text = "return " + text.dropFirst() }
+        let lineNumber = engine.nextLineNumber()
+        let chunkName = "=repl"
+        let compiled = engine.compileREPL(text, chunkName: chunkName)
+        switch compiled {
+        case .incomplete: return .incomplete
+        case .syntaxError(let message): return .error(message)
+        case .ready:
+            break
+        }
+        let task = engine.spawnREPLLine(label: "repl line \(lineNumber)")
+        engine.drain()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if task.isFinished { continuation.resume() } else { task.onEnd.append { _ in continuation.resume() } }
+        }
+        return engine.replOutcome(of: task)
+    }
+
+    /// Cancels the line that is running (Ctrl-C); returns false when none was.
+    @discardableResult
+    public func cancelLine() -> Bool {
+        budget.interrupt()
+        defer { budget.clearInterrupt() }
+        guard let task = engine.replLineTask, !task.isFinished else { return false }
+        engine.cancel(task)
+        return true
+    }
+
+    /// Stops a line that computes: the hook raises "interrupted!" in it (callable from any thread).
+    public nonisolated func interruptLine() { budget.interrupt() }
+
+    /// Completion candidates for the text before the cursor, and where the replaced word starts
+    /// (1-based byte offset). Uses raw access only: never runs script code.
+    public func complete(line: String, cursor: Int) -> (candidates: [String], start: Int) {
+        engine.complete(line: line, cursor: cursor)
+    }
+
+    /// The `.tasks` listing: running tasks and timers with what they wait for.
+    public func taskListing() -> String {
+        let engine = self.engine
+        var lines: [String] = []
+        for task in engine.liveTasks where task !== engine.replLineTask {
+            var line = "task \(task.id) \(task.status.rawValue): \(task.label)"
+            if let waiting = task.waitingFor { line += " — waiting for \(waiting)" }
+            lines.append(line)
+        }
+        for timer in engine.timerObjects.values.sorted(by: { $0.id < $1.id }) {
+            lines.append(timer.luaDescription + (timer.skippedTicks > 0 ? " (\(timer.skippedTicks) ticks skipped)" : ""))
+        }
+        let memory = engine.memory
+        lines.append("memory: \(memory.used >> 10) KiB used, peak \(memory.peak >> 10) KiB")
+        return lines.joined(separator: "\n")
+    }
+}
+
+enum REPLCompilation {
+    case ready
+    case incomplete
+    case syntaxError(String)
+}
+
+extension LuaEngine {
+    func nextLineNumber() -> Int {
+        replLineCount += 1
+        return replLineCount
+    }
+
+    /// Leaves the compiled function on the main stack when ready.
+    func compileREPL(_ text: String, chunkName: String) -> REPLCompilation {
+        critical {
+            let s = LuaStack(L)
+            let asExpression = Array("return \(text);".utf8)
+            if load(asExpression, chunkName: chunkName) == LUA_OK { return .ready }
+            s.pop()
+            let status = load(Array(text.utf8), chunkName: chunkName)
+            if status == LUA_OK { return .ready }
+            let message = s.string(at: -1) ?? "syntax error"
+            s.pop()
+            if status == LUA_ERRSYNTAX, message.hasSuffix("<eof>") { return .incomplete }
+            return .syntaxError(message)
+        }
+    }
+
+    private func load(_ bytes: [UInt8], chunkName: String) -> Int32 {
+        bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { shim_loadtext(L, $0.baseAddress, $0.count, chunkName) }
+        }
+    }
+
+    /// Starts the compiled function (on the main stack) through the REPL driver as a task.
+    func spawnREPLLine(label: String) -> LuaTask {
+        let task = spawn(label: label, reportErrors: false) { stack in
+            lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(replDriverRef))
+            shim_insert(L, -2)
+            lua_xmove(L, stack.L, 2)  // the compiled line: driver(fn)
+            return 1
+        }
+        task.keepsOutcome = true
+        task.waiters += 1  // the REPL itself waits for it
+        replLineTask = task
+        return task
+    }
+
+    func replOutcome(of task: LuaTask) -> ReplEvaluation {
+        defer {
+            task.waiters -= 1
+            task.releaseOutcomeIfUnused(engine: self)
+            if replLineTask === task { replLineTask = nil }
+        }
+        switch task.status {
+        case .done:
+            guard task.outcomeRef != LUA_NOREF else { return .output("") }
+            return critical {
+                lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(task.outcomeRef))
+                lua_rawgeti(L, -1, 1)
+                defer { shim_pop(L, 2) }
+                return .output(LuaStack(L).string(at: -1) ?? "")
+            }
+        case .cancelled:
+            return .error("cancelled")
+        default:
+            let error = scriptError(task: task, text: task.errorText ?? "error")
+            return .error(error.traceback.isEmpty ? error.message : "\(error.message)\n\(error.traceback)")
+        }
+    }
+
+    func complete(line: String, cursor: Int) -> (candidates: [String], start: Int) {
+        guard replCompleteRef != LUA_NOREF else { return ([], cursor) }
+        return critical {
+            let s = LuaStack(L)
+            let top = s.top
+            defer { s.top = top }
+            lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(replCompleteRef))
+            s.push(line)
+            s.push(cursor)
+            guard shim_pcall_traceback(L, 2, 2) == LUA_OK, lua_type(L, -2) == LUA_TTABLE else { return ([], cursor) }
+            let start = s.integer(at: -1).map(Int.init) ?? cursor
+            var candidates: [String] = []
+            let n = lua_rawlen(L, -2)
+            for i in 0..<n {
+                lua_rawgeti(L, -2, lua_Integer(i + 1))
+                if let c = s.string(at: -1) { candidates.append(c) }
+                s.pop()
+            }
+            return (candidates, start)
+        }
+    }
+
+    /// Loads the REPL helpers: the line driver, `help`, completion (with a raw metatable getter).
+    func installREPLSupport() throws {
+        try critical {
+            let s = LuaStack(L)
+            let source = LuaEngine.replSupportSource
+            let status = source.withCString { shim_loadtext(L, $0, source.utf8.count, "=[lookout] repl") }
+            guard status == LUA_OK else { throw LuaRaise("repl support: \(s.string(at: -1) ?? "?")") }
+            pushFunction("rawmetatable") { call in
+                guard lua_getmetatable(call.L, call.index(1)) != 0 else { return .values(0) }
+                return .values(1)
+            }
+            s.pushTable(fields: stubs.count)
+            for (name, stub) in stubs {
+                s.push(stub)
+                s.setField(name, in: -2)
+            }
+            s.push(.array(moduleNames.sorted().map(LuaValue.text)))
+            guard shim_pcall_traceback(L, 3, 2) == LUA_OK else {
+                defer { s.pop() }
+                throw LuaRaise("repl support: \(s.string(at: -1) ?? "?")")
+            }
+            replCompleteRef = luaL_ref(L, SHIM_REGISTRYINDEX)
+            replDriverRef = luaL_ref(L, SHIM_REGISTRYINDEX)
+        }
+    }
+
+    /// Lua side of the REPL: runs a line and formats its results; completes; `help`.
+    static let replSupportSource = """
+        local rawmetatable, stubs, modules = ...
+        local repl, docs = require "lookout._repl", require "lookout._docs"
+        local json = require "json"
+        local pack, unpack, select = table.pack, table.unpack, select
+        repl.options.null = json.null
+        repl.options.getmetatable = rawmetatable
+        repl.options.modules = modules
+        repl.options.tostring = function(v)
+          local ok, text = pcall(tostring, v)
+          return ok and text or ("<" .. type(v) .. ": __tostring failed>")
+        end
+        local registry = docs.new()
+        local names = {}
+        for name in pairs(stubs) do names[#names + 1] = name end
+        table.sort(names)
+        for _, name in ipairs(names) do registry:add(stubs[name], name .. ".lua") end
+
+        local function roots()
+          local r = { string = string, table = table, math = math, utf8 = utf8, coroutine = coroutine, os = os }
+          for _, name in ipairs(modules) do r[name] = package.loaded[name] end
+          return r
+        end
+        function help(x)
+          print(registry:help(x, { roots = roots(), getmetatable = rawmetatable }))
+        end
+
+        local function driver(fn)
+          local r = pack(fn())
+          _, _1, _2, _3 = r[1], r[1], r[2], r[3]
+          return repl.results(r.n, unpack(r, 1, r.n))
+        end
+        local function complete(line, cursor)
+          return repl.complete(line, cursor, _G, repl.options)
+        end
+        return driver, complete
+        """
+}
