@@ -57,7 +57,9 @@ let package = Package(
             dependencies: ["LookoutHost", "Lua", "LuaShim", "CLua"]),
         // Helpers shared by the test targets (transcripts, running Lua source).
         .target(name: "LookoutTestSupport", dependencies: ["Lua"], path: "Tests/LookoutTestSupport"),
-        .testTarget(name: "LuaTests", dependencies: ["Lua", "LuaShim", "CLua", "LookoutTestSupport"]),
+        .testTarget(
+            name: "LuaTests", dependencies: ["Lua", "LuaShim", "CLua", "LookoutTestSupport"],
+            exclude: ["lua"]),
         .testTarget(
             name: "LookoutHostTests",
             dependencies: [

@@ -1,4 +1,5 @@
 import CLua
+import Foundation
 import LuaShim
 
 /// What one REPL input produced.
@@ -27,14 +28,29 @@ extension LuaRuntime {
         if text.hasPrefix("=") { text = "return " + text.dropFirst() }
         let lineNumber = engine.nextLineNumber()
         let chunkName = "=repl"
-        let compiled = engine.compileREPL(text, chunkName: chunkName)
+        let compiled = engine.compileREPL(Array(text.utf8), chunkName: chunkName, tryExpression: true)
         switch compiled {
         case .incomplete: return .incomplete
         case .syntaxError(let message): return .error(message)
         case .ready:
             break
         }
-        let task = engine.spawnREPLLine(label: "repl line \(lineNumber)")
+        return await runLine(label: "repl line \(lineNumber)")
+    }
+
+    /// Runs a script file in the REPL's state (`--load`, `.load`); its globals stay.
+    public func evaluate(file path: String) async -> ReplEvaluation {
+        guard let data = FileManager.default.contents(atPath: path).map({ Array($0) }) else { return .error("cannot read \(path)") }
+        switch engine.compileREPL(data, chunkName: "@" + path, tryExpression: false) {
+        case .incomplete: return .error("\(path): unexpected end of file")
+        case .syntaxError(let message): return .error(message)
+        case .ready: return await runLine(label: "loading \(path)")
+        }
+    }
+
+    private func runLine(label: String) async -> ReplEvaluation {
+        let engine = self.engine
+        let task = engine.spawnREPLLine(label: label)
         engine.drain()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             if task.isFinished { continuation.resume() } else { task.onEnd.append { _ in continuation.resume() } }
@@ -92,13 +108,14 @@ extension LuaEngine {
     }
 
     /// Leaves the compiled function on the main stack when ready.
-    func compileREPL(_ text: String, chunkName: String) -> REPLCompilation {
+    func compileREPL(_ text: [UInt8], chunkName: String, tryExpression: Bool) -> REPLCompilation {
         critical {
             let s = LuaStack(L)
-            let asExpression = Array("return \(text);".utf8)
-            if load(asExpression, chunkName: chunkName) == LUA_OK { return .ready }
-            s.pop()
-            let status = load(Array(text.utf8), chunkName: chunkName)
+            if tryExpression {
+                if load(Array("return ".utf8) + text + [UInt8(ascii: ";")], chunkName: chunkName) == LUA_OK { return .ready }
+                s.pop()
+            }
+            let status = load(text, chunkName: chunkName)
             if status == LUA_OK { return .ready }
             let message = s.string(at: -1) ?? "syntax error"
             s.pop()

@@ -1,0 +1,28 @@
+import Foundation
+import Logging
+
+/// Log lines on standard error: `14:03:07 info  alerts.lua: message`.
+public struct LookoutLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    private let label: String
+
+    /// A handler for `label` showing `level` and above.
+    public init(label: String, level: Logger.Level) {
+        self.label = label
+        self.logLevel = level
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        let who = all["script"].map { "\($0)" } ?? label
+        let time = Date().formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits).second(.twoDigits))
+        let level = event.level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
+        FileHandle.standardError.write(Data("\(time) \(level) \(who): \(event.message)\n".utf8))
+    }
+}

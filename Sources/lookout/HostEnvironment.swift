@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import LookoutHost
+import Lua
+
+/// A configuration or setup problem: reported with exit status 2.
+struct HostSetupError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Paths, configuration and logging for one invocation of `lookout`.
+struct HostEnvironment {
+    let paths: LookoutPaths
+    let config: HostConfig
+
+    /// Reads the configuration (a missing file means defaults).
+    static func load() throws -> HostEnvironment {
+        let paths = LookoutPaths.resolve()
+        do {
+            return HostEnvironment(paths: paths, config: try HostConfig.load(paths: paths))
+        } catch {
+            throw HostSetupError(description: error.description)
+        }
+    }
+
+    /// Sends swift-log output to standard error at the configured level (debug with --verbose).
+    func bootstrapLogging(verbose: Bool) -> Logger {
+        let level = verbose ? .debug : Logger.Level(rawValue: config.logLevel.rawValue) ?? .info
+        LoggingSystem.bootstrap { label in LookoutLogHandler(label: label, level: level) }
+        var logger = Logger(label: "lookout")
+        logger.logLevel = level
+        return logger
+    }
+
+    /// Lua options from the config's limits and the command-line flags.
+    func luaOptions(
+        name: String, script: ScriptOptions, arguments: [String], scriptDirectory: String?,
+        output: @escaping @Sendable (String) -> Void
+    ) throws -> LuaOptions {
+        let limits = try script.limits(from: config)
+        var options = LuaOptions()
+        options.name = name
+        options.memoryLimit = limits.memoryBytes
+        options.cpuLimit = limits.cpuSeconds
+        options.timeLimit = limits.timeSeconds ?? 0
+        options.trusted = script.trusted
+        options.verbose = script.verbose
+        options.arguments = arguments
+        options.scriptDirectory = scriptDirectory
+        options.output = output
+        return options
+    }
+
+    /// Every module a script gets.
+    func modules(logger: Logger) -> [any LuaModule] {
+        HostModules.all(config: config, paths: paths, logger: logger)
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+
+/// `lookout`: scripting host for Nightscout, Signal K, Northlight and Garmin Connect.
+@main
+struct Lookout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lookout",
+        abstract: "Script Nightscout, Signal K, Northlight and Garmin Connect with Lua.",
+        discussion: """
+            With no command on a terminal, starts the interactive REPL.
+            Configuration: ~/.config/lookout/config.toml; state: ~/.local/state/lookout
+            (LOOKOUT_HOME overrides both).
+            """,
+        version: LookoutVersion.text,
+        subcommands: [RunCommand.self, ReplCommand.self, StubsCommand.self])
+
+    /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.
+    static func main() async {
+        do {
+            var command = try parseAsRoot(CommandLine.arguments.count == 1 ? ["repl"] : nil)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let exit as ExitCode {
+            Foundation.exit(exit.rawValue)
+        } catch let error as HostSetupError {
+            FileHandle.standardError.write(Data("lookout: \(error.description)\n".utf8))
+            Foundation.exit(2)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                self.exit(withError: error)  // --help, --version
+            }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
+        }
+    }
+}
+
+/// The version shown by `--version` and the REPL banner.
+enum LookoutVersion {
+    static let text = "0.1.0"
+}

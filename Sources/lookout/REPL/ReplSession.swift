@@ -1,0 +1,111 @@
+import Foundation
+import Lua
+
+/// The read–evaluate–print loop: prompts, continuation lines, meta commands, Ctrl-C.
+final class ReplSession: @unchecked Sendable {
+    // @unchecked Sendable: `lastInterrupt` and `evaluating` are guarded by `lock`; the rest is
+    // immutable.
+    private let runtime: LuaRuntime
+    private let reader: any LineReader
+    private let interactive: Bool
+    private let lock = NSLock()
+    private var evaluating = false
+    private var lastInterrupt: Date?
+    private var leaving = false
+
+    init(runtime: LuaRuntime, reader: any LineReader, interactive: Bool) {
+        self.runtime = runtime
+        self.reader = reader
+        self.interactive = interactive
+    }
+
+    /// Ctrl-C: cancels the running line, or clears the input; twice within a second leaves.
+    func interrupt() {
+        let now = Date()
+        let (busy, twice) = lock.withLock {
+            let twice = lastInterrupt.map { now.timeIntervalSince($0) < 1 } ?? false
+            lastInterrupt = now
+            return (evaluating, twice)
+        }
+        if twice && !busy {
+            lock.withLock { leaving = true }
+            reader.print("")
+            reader.close()
+            Foundation.exit(0)
+        }
+        if busy {
+            runtime.interruptLine()
+            Task { await runtime.cancelLine() }
+        } else {
+            reader.clearInput()
+        }
+    }
+
+    /// Reads and runs lines until end of input or `.quit`.
+    func loop() async {
+        var pending = ""
+        while true {
+            let prompt = interactive ? (pending.isEmpty ? "> " : ">> ") : ""
+            guard let line = await reader.readLine(prompt: prompt) else { break }
+            if pending.isEmpty, line.hasPrefix(".") {
+                if await !command(line) { break }
+                continue
+            }
+            pending = pending.isEmpty ? line : pending + "\n" + line
+            if pending.trimmingCharacters(in: .whitespaces).isEmpty {
+                pending = ""
+                continue
+            }
+            lock.withLock { evaluating = true }
+            let result = await runtime.evaluate(pending)
+            lock.withLock { evaluating = false }
+            switch result {
+            case .incomplete:
+                continue
+            case .output(let text):
+                if !text.isEmpty { reader.print(text) }
+            case .error(let message):
+                reader.print(message)
+            }
+            pending = ""
+        }
+    }
+
+    /// Runs a script file in the REPL's state (`--load`, `.load`).
+    func load(file: String) async {
+        lock.withLock { evaluating = true }
+        let result = await runtime.evaluate(file: file)
+        lock.withLock { evaluating = false }
+        if case .error(let message) = result { reader.print(message) }
+    }
+
+    /// Meta commands; false means leave.
+    private func command(_ line: String) async -> Bool {
+        let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+        switch parts[0] {
+        case ".quit", ".exit", ".q":
+            return false
+        case ".tasks":
+            reader.print(await runtime.taskListing())
+        case ".reset":
+            do {
+                try await runtime.reset()
+                try await runtime.prepareREPL()
+                reader.print("new Lua state: globals, timers and tasks are gone")
+            } catch {
+                reader.print("reset failed: \(error)")
+            }
+        case ".load":
+            guard parts.count == 2 else {
+                reader.print("usage: .load FILE")
+                return true
+            }
+            await load(file: parts[1].trimmingCharacters(in: .whitespaces))
+        case ".help":
+            reader.print(".tasks  running tasks and timers\n.reset  fresh Lua state\n.load FILE  run a script here\n.quit  leave\nhelp(x)  documentation of x")
+        default:
+            reader.print("unknown command \(parts[0]); try .help")
+        }
+        return true
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Lua
+
+/// `lookout run FILE [ARGS…]` / `lookout run -e CODE`.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a Lua script until it and everything it started has finished.",
+        discussion: """
+            The script's arguments reach it as `arg` (arg[0] is the script). Exit status: 0 success,
+            1 script error (including errors in timers and tasks), 2 usage or configuration error,
+            130 interrupted (Ctrl-C or SIGTERM: tasks are cancelled and <close> variables run).
+            """)
+
+    @Option(name: .customShort("e"), help: "Run this code instead of a file.")
+    var code: String?
+
+    @OptionGroup var script: ScriptOptions
+
+    @Argument(parsing: .captureForPassthrough, help: "The script and its arguments.")
+    var arguments: [String] = []
+
+    func validate() throws {
+        if code == nil && arguments.isEmpty { throw ValidationError("give a script file, or code with -e") }
+    }
+
+    func run() async throws {
+        let environment = try HostEnvironment.load()
+        let logger = environment.bootstrapLogging(verbose: script.verbose)
+        let file = code == nil ? arguments.first : nil
+        let name = file.map { ($0 as NSString).lastPathComponent } ?? "-e"
+        let directory = file.map { ($0 as NSString).deletingLastPathComponent }.map { $0.isEmpty ? "." : $0 }
+        let options = try environment.luaOptions(
+            name: name, script: script, arguments: code == nil ? arguments : ["-e"] + arguments,
+            scriptDirectory: directory ?? FileManager.default.currentDirectoryPath,
+            output: { FileHandleOutput.standardOutput.write($0 + "\n") })
+        let runtime = LuaRuntime(options: options, modules: environment.modules(logger: logger))
+        do {
+            try await runtime.start()
+        } catch {
+            throw HostSetupError(description: "cannot start Lua: \(error)")
+        }
+        let interrupts = InterruptCounter()
+        let signals = SignalWatcher { _ in
+            if interrupts.increment() > 1 { Foundation.exit(130) }  // a second Ctrl-C: leave now
+            runtime.interrupt()
+        }
+        let outcome: LuaRunOutcome
+        if let code {
+            outcome = await runtime.run(source: Array(code.utf8), chunkName: "=(command line)")
+        } else {
+            outcome = await runtime.run(file: arguments[0])
+        }
+        signals.cancel()
+        await runtime.close()
+        if let message = outcome.message {
+            FileHandleOutput.standardError.write("lookout: \(message)\n")
+        }
+        if outcome.exitCode != 0 { throw ExitCode(outcome.exitCode) }
+    }
+}
+
+/// Counts signals across threads.
+final class InterruptCounter: @unchecked Sendable {
+    // @unchecked Sendable: `count` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var count = 0
+
+    /// Adds one and returns the new count.
+    func increment() -> Int { lock.withLock { count += 1; return count } }
+}
