@@ -108,7 +108,7 @@ public struct LuaCall {
             return d
         }
         if let s = stack.string(at: index(n)) {
-            guard let d = DurationText.seconds(s) else {
+            guard let d = Quantities.parseDuration(s) else {
                 throw argumentError(n, "invalid duration \(String(reflecting: s)); use seconds or text such as \"90s\", \"5m\", \"1h\"")
             }
             return d
@@ -217,7 +217,7 @@ public struct LuaCall {
     /// Waits `seconds` on the state's clock.
     public func sleep(_ seconds: Double) throws(LuaRaise) -> LuaReturn {
         try engine.beginWait(
-            in: self, what: "sleep \(DurationText.format(seconds))",
+            in: self, what: "sleep \(Quantities.formatDuration(seconds))",
             deliver: { _, _, _ in 0 },
             start: { engine, id in
                 engine.armTimer(id: id, after: seconds)

@@ -32,7 +32,7 @@ final class LuaTimer: LuaObject {
     }
 
     var luaDescription: String {
-        let kind = repeats ? "every \(DurationText.format(interval))" : "after \(DurationText.format(interval))"
+        let kind = repeats ? "every \(Quantities.formatDuration(interval))" : "after \(Quantities.formatDuration(interval))"
         return "timer \(kind), created at \(createdAt)" + (isRunning ? "" : " (stopped)")
     }
 

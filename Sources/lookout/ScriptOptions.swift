@@ -1,5 +1,6 @@
 import ArgumentParser
 import LookoutHost
+import Lua
 
 /// Limits and modes shared by `run` and `repl`.
 struct ScriptOptions: ParsableArguments {

@@ -1,3 +1,4 @@
+import Lua
 import XCTest
 
 @testable import LookoutHost

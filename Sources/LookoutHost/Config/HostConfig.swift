@@ -1,4 +1,5 @@
 import Foundation
+import Lua
 
 /// The host configuration (`config.toml`): resource limits, log level, service profiles and
 /// per-script settings, validated when loaded.

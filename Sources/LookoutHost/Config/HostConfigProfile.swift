@@ -1,3 +1,4 @@
+import Lua
 extension HostConfig {
     /// One service profile such as `[nightscout.home]`: its ordinary settings, and the names of
     /// the secrets it configures (never their values or where they live; resolve a secret with

@@ -1,3 +1,4 @@
+import Lua
 // The shape of the host configuration: which top-level sections exist and what they may hold.
 // To add a section, add a line to `HostConfigSchema.sections` (and, for typed access, a property
 // on HostConfig). Validation and "did you mean" messages follow from the table.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Durations and sizes as people write them in configuration: `"250ms"`, `"1h30m"`, `"64MB"`.
+/// Durations and sizes as people write them (config files, flags, `timer.every("5m", …)`): `"250ms"`, `"1h30m"`, `"64MB"`.
 ///
 /// Durations: a plain number of seconds (`"90"`, `"1.5"`), or one or more parts from largest to
 /// smallest unit, each at most once: `d` (days), `h`, `m` (minutes), `s`, `ms`. Parts may have a
@@ -74,30 +74,6 @@ public enum Quantities {
         let bytes = (number.value * Double(multiplier)).rounded()
         guard bytes.isFinite, bytes < 9.2e18 else { return nil }
         return Int(bytes)
-    }
-
-    /// Seconds from a TOML value: an integer or float is a number of seconds, a string is parsed
-    /// with `parseDuration`; `nil` for other kinds or invalid values.
-    public static func duration(_ value: TOMLValue) -> Double? {
-        switch value {
-        case .integer(let n): return n >= 0 ? Double(n) : nil
-        case .float(let x): return x >= 0 && x.isFinite ? x : nil
-        case .string(let text): return parseDuration(text)
-        default: return nil
-        }
-    }
-
-    /// Bytes from a TOML value: an integer (or a float with no fraction) is a number of bytes, a
-    /// string is parsed with `parseSize`; `nil` for other kinds or invalid values.
-    public static func size(_ value: TOMLValue) -> Int? {
-        switch value {
-        case .integer(let n): return n >= 0 ? Int(exactly: n) : nil
-        case .float(let x):
-            guard x >= 0, x.isFinite, x == x.rounded(), x < 9.2e18 else { return nil }
-            return Int(x)
-        case .string(let text): return parseSize(text)
-        default: return nil
-        }
     }
 
     /// A duration for messages: `"250ms"`, `"5s"`, `"1m30s"`, `"1h30m"`, `"1d"`, `"2.5s"`;
