@@ -9,6 +9,8 @@ public enum HostModules {
         [
             LogModule(logger: logger),
             ConfigModule(config: config),
+            HTTPModule(),
+            StoreModule(paths: paths),
         ]
     }
 }

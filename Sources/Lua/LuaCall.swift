@@ -33,12 +33,23 @@ public struct LuaRaise: Error, CustomStringConvertible, Sendable {
 public struct LuaCall {
     /// The stack of the calling thread.
     public let stack: LuaStack
-    /// The engine of the state.
-    public let engine: LuaEngine
-    /// The function's name in messages (`entries`, `timer.after`).
-    public let name: String
+    /// The binding being called. A `LuaCall` lives only while its binding runs, so the binding
+    /// (owned by its Lua function) outlives it; unowned(unsafe) keeps the hot path free of
+    /// reference counting.
+    unowned(unsafe) let binding: BindingBox
     /// 1 for methods: argument #1 is at stack index 2.
     let offset: Int32
+
+    init(stack: LuaStack, binding: BindingBox) {
+        self.stack = stack
+        self.binding = binding
+        self.offset = binding.offset
+    }
+
+    /// The engine of the state.
+    public var engine: LuaEngine { binding.engine }
+    /// The function's name in messages (`entries`, `timer.after`).
+    public var name: String { binding.name }
 
     /// The calling thread.
     public var L: OpaquePointer { stack.L }

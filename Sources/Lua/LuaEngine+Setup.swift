@@ -98,6 +98,16 @@ extension LuaEngine {
             let s = LuaStack(L)
             lua_getfield(L, SHIM_REGISTRYINDEX, LUA_PRELOAD_TABLE)
             pushFunction("require") { call in
+                // One instance under both names: reuse what the other name already loaded.
+                lua_getfield(call.L, SHIM_REGISTRYINDEX, LUA_LOADED_TABLE)
+                for name in [module.name, "lookout." + module.name] {
+                    if call.stack.rawField(name, of: -1) != LUA_TNIL {
+                        shim_remove(call.L, -2)
+                        return .values(1)
+                    }
+                    call.stack.pop()
+                }
+                call.stack.pop()
                 try module.push(into: call.engine, stack: call.stack)
                 return .values(1)
             }

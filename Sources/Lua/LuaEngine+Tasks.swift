@@ -42,6 +42,9 @@ extension LuaEngine {
         ready.removeAll(keepingCapacity: true)
         readyHead = 0
         draining = false
+        if exitCode != nil, !isIdle {
+            cancelAll()  // script.exit: everything else stops, <close> variables run
+        }
         if !yielded.isEmpty {
             // Tasks that yielded to others run again after the jobs already queued (completions).
             ready = yielded
@@ -242,13 +245,35 @@ extension LuaEngine {
     /// Executor timers that came due.
     func fire(timers ids: [UInt64]) {
         for id in ids {
-            if waits[id] != nil {
+            if id == LuaEngine.runDeadlineTimer {
+                runDeadlinePassed()
+            } else if waits[id] != nil {
                 complete(wait: id, result: .success(TimerFired()))
             } else if let timer = timerObjects[id] {
                 timer.fire(engine: self)
             }
         }
         drain()
+    }
+
+    /// Timer id of the run's wall-clock limit.
+    static let runDeadlineTimer = UInt64.max
+
+    /// Arms the wall-clock limit, so that a script that only waits is stopped too (computing code
+    /// is stopped by the count hook).
+    func armRunDeadline() {
+        guard budget.pointee.run_deadline != 0 else { return }
+        executor.schedule(timer: LuaEngine.runDeadlineTimer, at: budget.pointee.run_deadline)
+    }
+
+    private func runDeadlinePassed() {
+        guard !isIdle else { return }
+        errorCount += 1
+        options.errors(LuaScriptError(
+            script: options.name, task: "run",
+            message: "time limit exceeded (see --time-limit): stopped after \(Quantities.formatDuration(options.timeLimit))",
+            traceback: ""))
+        cancelAll()
     }
 
     // MARK: Idle

@@ -114,7 +114,7 @@ public final class LuaEngine {
 
     /// Pushes a referenced value (nil when the ref belongs to another state generation).
     public func push(_ ref: LuaRef, on stack: LuaStack) {
-        if ref.generation == generation || ref.generation == 0 {
+        if ref.generation == generation {
             lua_rawgeti(stack.L, SHIM_REGISTRYINDEX, lua_Integer(ref.ref))
         } else {
             lua_pushnil(stack.L)
@@ -123,7 +123,7 @@ public final class LuaEngine {
 
     /// Releases a reference.
     public func release(_ ref: LuaRef) {
-        guard ref.generation == generation || ref.generation == 0, !closed else { return }
+        guard ref.generation == generation, !closed else { return }
         luaL_unref(L, SHIM_REGISTRYINDEX, ref.ref)
     }
 
@@ -227,8 +227,8 @@ public final class LuaEngine {
         shim_install(
             { L, box in
                 guard let L, let box else { return Int32(SHIM_ERR) }
-                let binding = Unmanaged<BindingBox>.fromOpaque(box).takeUnretainedValue()
-                return binding.invoke(L)
+                // The Lua function owns the box for as long as it can be called.
+                return Unmanaged<BindingBox>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.invoke(L) }
             },
             { box in
                 guard let box else { return }
@@ -252,7 +252,7 @@ final class BindingBox {
     }
 
     func invoke(_ L: OpaquePointer) -> Int32 {
-        let call = LuaCall(stack: LuaStack(L), engine: engine, name: name, offset: offset)
+        let call = LuaCall(stack: LuaStack(L), binding: self)
         do {
             return try body(call).code
         } catch let error as LuaRaise {

@@ -44,6 +44,7 @@ public actor LuaRuntime {
         for module in modules { try engine.register(module: module) }
         if options.conveniences { try engine.setSleepGlobal() }
         engine.setArguments(options.arguments)
+        engine.armRunDeadline()
         current = engine
         executor.setTimerHandler { [weak self] ids in
             self?.assumeIsolated { runtime in runtime.current?.fire(timers: ids) }

@@ -39,6 +39,9 @@ public struct LuaStack {
         return String(cString: lua_typename(L, t))
     }
 
+    /// The generation of the state (kept in its extra space; threads inherit it).
+    var generation: UInt64 { shim_getextraspace(L).load(as: UInt64.self) }
+
     /// Makes room for `n` more values; false when the stack cannot grow.
     @discardableResult
     public func ensure(_ n: Int32) -> Bool { lua_checkstack(L, n) != 0 }
@@ -202,7 +205,7 @@ public struct LuaStack {
         case LUA_TFUNCTION:
             lua_pushvalue(L, index)
             let ref = luaL_ref(L, SHIM_REGISTRYINDEX)
-            return .function(LuaRef(ref: ref, generation: 0))
+            return .function(LuaRef(ref: ref, generation: generation))
         case LUA_TTABLE:
             return try table(at: index, path: path, depth: depth, limit: limit, seen: &seen)
         default:

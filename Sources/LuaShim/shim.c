@@ -164,8 +164,7 @@ static int shim_after_await(lua_State *L, int status, lua_KContext ctx) {
     return lua_gettop(L);
 }
 
-static void enforce_budget(lua_State *L) {
-    ShimBudget *b = shim_budget(L);
+static void enforce_budget(lua_State *L, ShimBudget *b) {
     if (b->limit > 0 && b->host_critical == 0 && b->used > b->limit) {
         // The binding grew the state beyond its budget (allowed while Swift ran); refuse now.
         lua_gc(L, LUA_GCCOLLECT);
@@ -180,7 +179,7 @@ static int shim_trampoline(lua_State *L) {
     int r = g_dispatch(L, *slot);
     b->host_critical--;
     if (r >= 0) {
-        enforce_budget(L);
+        enforce_budget(L, b);
         return r;
     }
     if (r == SHIM_ERR) {

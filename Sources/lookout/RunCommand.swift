@@ -22,6 +22,8 @@ struct RunCommand: AsyncParsableCommand {
     var arguments: [String] = []
 
     func validate() throws {
+        // Arguments after the script belong to it; before it, only help is ours.
+        if let first = arguments.first, ["-h", "--help", "-help"].contains(first) { throw CleanExit.helpRequest(self) }
         if code == nil && arguments.isEmpty { throw ValidationError("give a script file, or code with -e") }
     }
 

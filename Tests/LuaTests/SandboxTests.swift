@@ -11,7 +11,7 @@ final class SandboxTests: XCTestCase {
             print(type(os.time), type(os.clock), type(os.date), type(debug.traceback))
             print(pcall(collectgarbage, "stop"))
             print(collectgarbage("count") > 0)
-            print(getmetatable("").__index)
+            print(pcall(function() return getmetatable("").__index end))
             """)
         XCTAssertEqual(t.errors.map(\.description), [])
         XCTAssertEqual(t.lines[0], "nil\tnil\tnil\tnil\tnil\tnil\tnil\tnil")
@@ -20,7 +20,7 @@ final class SandboxTests: XCTestCase {
         XCTAssertTrue(t.lines[3].hasPrefix("false\t"), t.lines[3])
         XCTAssertEqual(t.lines[4], "true")
         XCTAssertTrue(t.lines[5].contains("attempt to index a boolean value"), t.lines[5])
-        XCTAssertEqual(outcome.exitCode, 1, "indexing the protected string metatable is an error")
+        XCTAssertEqual(outcome.exitCode, 0)
     }
 
     func testLoadIsTextOnlyAndKeepsEnvironment() async throws {

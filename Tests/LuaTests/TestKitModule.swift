@@ -1,3 +1,4 @@
+import Foundation
 import Lua
 import LookoutTestSupport
 
@@ -7,7 +8,28 @@ struct TestKitModule: LuaModule {
     let stub = "---@meta testkit\n--- Test helpers.\nlocal testkit = {}\nreturn testkit\n"
 
     func push(into engine: LuaEngine, stack: LuaStack) throws {
+        engine.register(type: Probe.type, methods: [
+            "name": { call in
+                let probe = try call.object(as: Probe.self, type: Probe.type)
+                call.stack.push(probe.name)
+                return .values(1)
+            },
+            "close": { call in
+                let probe = try call.object(as: Probe.self, type: Probe.type)
+                probe.luaClose(engine: call.engine)
+                return .nothing
+            },
+        ])
         engine.pushLibrary([
+            // A host object whose Swift lifetime the test can observe.
+            "probe": { call in
+                call.push(object: Probe(name: try call.string(1)), type: Probe.type)
+                return .values(1)
+            },
+            "live_probes": { call in
+                call.stack.push(Probe.live.value)
+                return .values(1)
+            },
             // Awaits Task.sleep, then returns its argument (or nil, err when told to fail).
             "swift_sleep": { call in
                 let seconds = try call.number(1)
@@ -35,4 +57,36 @@ struct TestKitModule: LuaModule {
             },
         ], prefix: "testkit.", on: stack)
     }
+}
+
+/// A host object for userdata tests: counts live instances, closes once.
+final class Probe: LuaObject {
+    static let type = LuaObjectType(name: "testkit.Probe", displayName: "probe")
+    static let live = Counter()
+    let name: String
+    var closed = false
+
+    init(name: String) {
+        self.name = name
+        Probe.live.add(1)
+    }
+
+    deinit { Probe.live.add(-1) }
+
+    var luaDescription: String { "probe \(name)" + (closed ? " (closed)" : "") }
+
+    func luaClose(engine: LuaEngine) {
+        guard !closed else { return }
+        closed = true
+        engine.options.output("closed \(name)")
+    }
+}
+
+/// A thread-safe counter.
+final class Counter: @unchecked Sendable {
+    // @unchecked Sendable: `count` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add(_ n: Int) { lock.withLock { count += n } }
 }

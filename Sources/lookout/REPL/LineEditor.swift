@@ -15,6 +15,8 @@ protocol LineReader: Sendable {
     func clearInput()
     /// Saves history and restores the terminal.
     func close()
+    /// Puts the terminal back as it was (safe from any thread; used right before exiting).
+    func restoreTerminal()
 }
 
 /// Plain lines from a pipe or file: no prompt, no editing.
@@ -29,6 +31,7 @@ final class PlainLineReader: LineReader, @unchecked Sendable {
     func print(_ text: String) { FileHandleStream.standardOutput.write(text + "\n") }
     func clearInput() {}
     func close() {}
+    func restoreTerminal() {}
 }
 
 /// libedit in callback mode on a thread of its own. All libedit calls happen on that thread:
@@ -48,6 +51,7 @@ final class EditLineReader: LineReader, @unchecked Sendable {
     private var requests: [Request] = []
     private var waiting: CheckedContinuation<String?, Never>?
     private var wake: [Int32] = [0, 0]
+    private let stopped = DispatchSemaphore(value: 0)
     private let historyFile: String?
     private let completer: @Sendable (String, Int) -> (candidates: [String], start: Int)
     // libedit calls back through C function pointers without context: these two globals are
@@ -55,11 +59,15 @@ final class EditLineReader: LineReader, @unchecked Sendable {
     nonisolated(unsafe) static var current: EditLineReader?
     nonisolated(unsafe) static var matches: [String] = []
     private var promptShown = false
+    private var currentPrompt = ""
+    private var savedTerminal = termios()
+    private let hasSavedTerminal: Bool
 
     /// Starts the editor thread.
     init(historyFile: String?, completer: @escaping @Sendable (String, Int) -> (candidates: [String], start: Int)) {
         self.historyFile = historyFile
         self.completer = completer
+        hasSavedTerminal = tcgetattr(0, &savedTerminal) == 0
         _ = pipe(&wake)
         EditLineReader.current = self
         let thread = Thread { [self] in self.loop() }
@@ -74,6 +82,12 @@ final class EditLineReader: LineReader, @unchecked Sendable {
     func print(_ text: String) { post(.print(text)) }
     func clearInput() { post(.clear) }
     func close() { post(.stop) }
+
+    func restoreTerminal() {
+        guard hasSavedTerminal else { return }
+        var settings = savedTerminal
+        tcsetattr(0, TCSANOW, &settings)
+    }
 
     private func post(_ request: Request) {
         lock.withLock { requests.append(request) }
@@ -102,7 +116,12 @@ final class EditLineReader: LineReader, @unchecked Sendable {
         }
         if promptShown { rl_callback_handler_remove() }
         if let historyFile { _ = write_history(historyFile) }
+        restoreTerminal()
+        stopped.signal()
     }
+
+    /// Waits until the editor thread has saved history and restored the terminal.
+    func waitUntilStopped() { _ = stopped.wait(timeout: .now() + 2) }
 
     /// Handles queued requests; false when asked to stop.
     private func handleRequests() -> Bool {
@@ -115,6 +134,7 @@ final class EditLineReader: LineReader, @unchecked Sendable {
             case .prompt(let prompt, let continuation):
                 lock.withLock { waiting = continuation }
                 promptShown = true
+                currentPrompt = prompt
                 rl_callback_handler_install(prompt, lineHook)
             case .print(let text):
                 if promptShown {
@@ -124,10 +144,10 @@ final class EditLineReader: LineReader, @unchecked Sendable {
                     FileHandleStream.standardOutput.write(text + "\n")
                 }
             case .clear:
-                if promptShown {
-                    rl_replace_line("", 0)
+                if promptShown {  // a fresh, empty line under a new prompt
+                    rl_callback_handler_remove()
                     FileHandleStream.standardOutput.write("^C\n")
-                    rl_forced_update_display()
+                    rl_callback_handler_install(currentPrompt, lineHook)
                 }
             case .stop:
                 return false

@@ -52,10 +52,13 @@ struct ReplCommand: AsyncParsableCommand {
             reader.print("Lookout \(LookoutVersion.text) (Lua 5.4): help() for help, .quit or Ctrl-D to leave")
         }
         if let load { await session.load(file: load) }
-        let signals = SignalWatcher(signals: [SIGINT]) { _ in session.interrupt() }
+        let signals = SignalWatcher { number in
+            if number == SIGINT { session.interrupt() } else { session.leave(status: 130) }
+        }
         await session.loop()
         signals.cancel()
         reader.close()
+        if let editor = reader as? EditLineReader { editor.waitUntilStopped() }
         await runtime.close()
     }
 }

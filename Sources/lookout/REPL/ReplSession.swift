@@ -11,7 +11,6 @@ final class ReplSession: @unchecked Sendable {
     private let lock = NSLock()
     private var evaluating = false
     private var lastInterrupt: Date?
-    private var leaving = false
 
     init(runtime: LuaRuntime, reader: any LineReader, interactive: Bool) {
         self.runtime = runtime
@@ -28,10 +27,7 @@ final class ReplSession: @unchecked Sendable {
             return (evaluating, twice)
         }
         if twice && !busy {
-            lock.withLock { leaving = true }
-            reader.print("")
-            reader.close()
-            Foundation.exit(0)
+            leave(status: 0)
         }
         if busy {
             runtime.interruptLine()
@@ -39,6 +35,15 @@ final class ReplSession: @unchecked Sendable {
         } else {
             reader.clearInput()
         }
+    }
+
+    /// Leaves at once (Ctrl-C twice, SIGTERM): saves history and restores the terminal first.
+    func leave(status: Int32) -> Never {
+        reader.close()
+        if let editor = reader as? EditLineReader { editor.waitUntilStopped() }
+        reader.restoreTerminal()
+        FileHandleStream.standardOutput.write("\n")
+        Foundation.exit(status)
     }
 
     /// Reads and runs lines until end of input or `.quit`.

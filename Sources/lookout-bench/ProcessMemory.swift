@@ -1,0 +1,28 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The process's resident memory, from `/proc/self/status`.
+enum ProcessMemory {
+    /// Resident set size in bytes (`VmRSS`), or 0 where /proc is not available.
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let digits = line.dropFirst("VmRSS:".count).filter(\.isNumber)
+            return (Int(String(digits)) ?? 0) * 1024
+        }
+        return 0
+    }
+
+    /// Gives freed heap memory back to the system, so a following RSS delta counts new
+    /// allocations even when earlier benchmarks left free memory in malloc's arenas.
+    static func trim() {
+        #if canImport(Glibc)
+        // malloc_trim is glibc's (malloc.h), which the Glibc module does not import.
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
+        #endif
+    }
+}
