@@ -1,5 +1,4 @@
 import CLua
-import Lua
 import LuaShim
 
 /// The C JSON codec of LuaShim (`json.c`, the one behind `json.encode`/`json.decode`) used from
@@ -8,8 +7,8 @@ import LuaShim
 /// `json.empty_array`, `json.array_mt`).
 ///
 /// The codec functions are kept in a private registry table, so a script that replaces
-/// `json.encode` does not change what the host writes. Used by the `http` and `store` modules.
-enum LuaJSONCodec {
+/// `json.encode` does not change what the host writes. Used by host modules (`http`, `store`).
+public enum LuaJSONCodec {
     /// Registry key of the host's private `{encode = …, decode = …}` table.
     static let registryKey = "lookout.host.json_codec"
 
@@ -19,7 +18,7 @@ enum LuaJSONCodec {
     /// the main thread of the state outside of any resume (never a suspended task).
     /// - Throws: the encoder's message without its `json.encode: ` prefix, e.g.
     ///   `cannot encode function at $.a`.
-    static func encode(_ stack: LuaStack, at index: Int32) throws(LuaJSONError) -> [UInt8] {
+    public static func encode(_ stack: LuaStack, at index: Int32) throws(LuaJSONError) -> [UInt8] {
         let L = stack.L
         let value = lua_absindex(L, index)
         stack.ensure(4)
@@ -37,7 +36,7 @@ enum LuaJSONCodec {
     /// pushed when decoding fails.
     /// - Throws: the decoder's message without its `json.decode: ` prefix, e.g.
     ///   `unexpected character 'x' at byte 17`.
-    static func decode(_ bytes: [UInt8], onto target: LuaStack, worker: LuaStack) throws(LuaJSONError) {
+    public static func decode(_ bytes: [UInt8], onto target: LuaStack, worker: LuaStack) throws(LuaJSONError) {
         worker.ensure(4)
         try pushCodecFunction("decode", on: worker)
         worker.push(bytes: bytes)
@@ -77,8 +76,8 @@ enum LuaJSONCodec {
 }
 
 /// The C JSON codec refused a value or a text; `message` says what and where (`$.a[2]`, byte 17).
-struct LuaJSONError: Error, CustomStringConvertible {
+public struct LuaJSONError: Error, CustomStringConvertible {
     /// What is wrong, e.g. `cannot encode function at $.a`.
-    var message: String
-    var description: String { message }
+    public var message: String
+    public var description: String { message }
 }
