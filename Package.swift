@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
@@ -49,6 +50,24 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             resources: [.embedInCode("Stubs")]),
+        // Nightscout client: auth, typed models, API v1 and v3 (knows nothing of Lua).
+        .target(
+            name: "NightscoutKit",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
+        // Spec-faithful local servers (Nightscout first). Shares no model code with any Kit.
+        .target(
+            name: "LookoutSim",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(
             name: "lookout",
             dependencies: [
@@ -73,5 +92,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .testTarget(name: "LookoutCLITests", dependencies: ["lookout"]),
+        .testTarget(
+            name: "LookoutSimTests",
+            dependencies: ["LookoutSim", .product(name: "AsyncHTTPClient", package: "async-http-client")]),
+        .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutSim"]),
     ]
 )

@@ -36,9 +36,9 @@ public struct LuaCall {
     /// The binding being called. A `LuaCall` lives only while its binding runs, so the binding
     /// (owned by its Lua function) outlives it; unowned(unsafe) keeps the hot path free of
     /// reference counting.
-    unowned(unsafe) let binding: BindingBox
+    @usableFromInline unowned(unsafe) let binding: BindingBox
     /// 1 for methods: argument #1 is at stack index 2.
-    let offset: Int32
+    @usableFromInline let offset: Int32
 
     init(stack: LuaStack, binding: BindingBox) {
         self.stack = stack
@@ -58,7 +58,8 @@ public struct LuaCall {
     public var count: Int { Int(max(0, lua_gettop(L) - offset)) }
 
     /// Stack index of argument `n`.
-    public func index(_ n: Int) -> Int32 { Int32(n) + offset }
+    @inlinable
+    public func index(_ n: Int) -> Int32 { Int32(truncatingIfNeeded: n) &+ offset }
 
     /// Whether argument `n` is absent or nil.
     public func isNil(_ n: Int) -> Bool { lua_type(L, index(n)) <= LUA_TNIL }
@@ -91,10 +92,16 @@ public struct LuaCall {
     }
 
     /// Argument `n` as an integer (a float with an integral value is accepted).
+    @inlinable
     public func integer(_ n: Int) throws(LuaRaise) -> Int64 {
         if let i = stack.integer(at: index(n)) { return i }
-        if lua_type(L, index(n)) == LUA_TNUMBER { throw argumentError(n, "number has no integer representation") }
-        throw typeError(n, expected: "integer")
+        throw integerError(n)
+    }
+
+    @usableFromInline
+    func integerError(_ n: Int) -> LuaRaise {
+        if lua_type(L, index(n)) == LUA_TNUMBER { return argumentError(n, "number has no integer representation") }
+        return typeError(n, expected: "integer")
     }
 
     /// Argument `n` as a number.

@@ -238,6 +238,7 @@ public final class LuaEngine {
 }
 
 /// A binding as stored in its Lua function's upvalue.
+@usableFromInline
 final class BindingBox {
     let name: String
     let offset: Int32

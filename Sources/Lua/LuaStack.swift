@@ -53,6 +53,7 @@ public struct LuaStack {
     /// Pushes a boolean.
     public func push(_ b: Bool) { lua_pushboolean(L, b ? 1 : 0) }
     /// Pushes an integer.
+    @inlinable
     public func push(_ i: Int64) { lua_pushinteger(L, lua_Integer(i)) }
     /// Pushes an integer.
     public func push(_ i: Int) { lua_pushinteger(L, lua_Integer(i)) }
@@ -169,11 +170,11 @@ public struct LuaStack {
         return status == LUA_OK ? text : "(error in __tostring: \(text))"
     }
 
-    /// The integer at `index` (floats with an exact integer value included).
+    /// The integer at `index` (floats with an exact integer value included; strings are not).
+    @inlinable
     public func integer(at index: Int32) -> Int64? {
+        guard lua_type(L, index) == LUA_TNUMBER else { return nil }
         var ok: Int32 = 0
-        let t = lua_type(L, index)
-        guard t == LUA_TNUMBER else { return nil }
         let v = lua_tointegerx(L, index, &ok)
         return ok != 0 ? Int64(v) : nil
     }

@@ -1,0 +1,6 @@
+import XCTest
+@testable import LookoutSim
+
+final class LookoutSimSmokeTests: XCTestCase {
+    func testNamespace() { _ = LookoutSim.self }
+}

@@ -1,0 +1,6 @@
+import XCTest
+@testable import NightscoutKit
+
+final class NightscoutKitSmokeTests: XCTestCase {
+    func testVersion() { XCTAssertFalse(NightscoutKit.version.isEmpty) }
+}
