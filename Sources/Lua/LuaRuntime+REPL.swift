@@ -41,7 +41,7 @@ extension LuaRuntime {
     /// Runs a script file in the REPL's state (`--load`, `.load`); its globals stay.
     public func evaluate(file path: String) async -> ReplEvaluation {
         guard let data = FileManager.default.contents(atPath: path).map({ Array($0) }) else { return .error("cannot read \(path)") }
-        switch engine.compileREPL(data, chunkName: "@" + path, tryExpression: false) {
+        switch engine.compileREPL(LuaRuntime.skippingShebang(data), chunkName: "@" + path, tryExpression: false) {
         case .incomplete: return .error("\(path): unexpected end of file")
         case .syntaxError(let message): return .error(message)
         case .ready: return await runLine(label: "loading \(path)")

@@ -68,7 +68,14 @@ public actor LuaRuntime {
         guard let data = FileManager.default.contents(atPath: path) else {
             return LuaRunOutcome(errors: 1, exitCode: 2, interrupted: false, message: "cannot read \(path)")
         }
-        return await run(source: Array(data), chunkName: "@" + path)
+        return await run(source: LuaRuntime.skippingShebang(Array(data)), chunkName: "@" + path)
+    }
+
+    /// A first line starting with `#` (`#!/usr/bin/env lookout run`) is skipped as `lua` does; its
+    /// newline stays so line numbers do not change.
+    static func skippingShebang(_ source: [UInt8]) -> [UInt8] {
+        guard source.first == UInt8(ascii: "#") else { return source }
+        return Array(source.drop(while: { $0 != UInt8(ascii: "\n") }))
     }
 
     /// Runs source text as the main task; see `run(file:)`.

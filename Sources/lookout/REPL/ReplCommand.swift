@@ -53,13 +53,13 @@ struct ReplCommand: AsyncParsableCommand {
         }
         if let load { await session.load(file: load) }
         let signals = SignalWatcher { number in
-            if number == SIGINT { session.interrupt() } else { session.leave(status: 130) }
+            if number == SIGINT { session.interrupt() } else { session.terminate(status: 130) }
         }
         await session.loop()
         signals.cancel()
+        await runtime.close()  // first: output of <close> handlers still reaches the terminal
         reader.close()
         if let editor = reader as? EditLineReader { editor.waitUntilStopped() }
-        await runtime.close()
     }
 }
 

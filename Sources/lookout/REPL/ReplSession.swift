@@ -27,7 +27,7 @@ final class ReplSession: @unchecked Sendable {
             return (evaluating, twice)
         }
         if twice && !busy {
-            leave(status: 0)
+            terminate(status: 0)
         }
         if busy {
             runtime.interruptLine()
@@ -37,8 +37,21 @@ final class ReplSession: @unchecked Sendable {
         }
     }
 
-    /// Leaves at once (Ctrl-C twice, SIGTERM): saves history and restores the terminal first.
-    func leave(status: Int32) -> Never {
+    /// Leaves now (Ctrl-C twice, SIGTERM): stops the running line, cancels every task (their
+    /// `<close>` variables run and may print), saves history and restores the terminal.
+    func terminate(status: Int32) -> Never {
+        runtime.interruptLine()
+        let closed = DispatchSemaphore(value: 0)
+        let runtime = self.runtime
+        Task {
+            await runtime.close()
+            closed.signal()
+        }
+        _ = closed.wait(timeout: .now() + 2)
+        leave(status: status)
+    }
+
+    private func leave(status: Int32) -> Never {
         reader.close()
         if let editor = reader as? EditLineReader { editor.waitUntilStopped() }
         reader.restoreTerminal()
