@@ -331,25 +331,6 @@ final class HTTPModuleTests: XCTestCase {
         XCTAssertEqual(lines, ["cancelled"])
     }
 
-    func testStubDocumentsEveryFunction() async throws {
-        let stub = HTTPModule().stub
-        let lines = try await run("""
-            local registry = require("lookout._docs").new()
-            registry:add(\(luaLongString(stub)))
-            local names = {}
-            for name in pairs(http) do names[#names + 1] = name end
-            table.sort(names)
-            for _, name in ipairs(names) do
-              local entry = registry:entry("http." .. name)
-              print(name, entry and entry.context)
-            end
-            """)
-        XCTAssertEqual(lines, [
-            "delete\ttask only (waits).", "get\ttask only (waits).", "post\ttask only (waits).",
-            "put\ttask only (waits).", "request\ttask only (waits).",
-        ])
-    }
-
     /// A port nothing listens on: bound, then closed.
     private func closedPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -298,24 +298,4 @@ final class StoreModuleTests: XCTestCase {
         ])
         XCTAssertTrue(StoreUpdateLocks.shared.isIdle)
     }
-
-    func testStubDocumentsEveryFunction() async throws {
-        let store = try StateStore()
-        let stub = StoreModule(store: store).stub
-        let lines = try await run("""
-            local registry = require("lookout._docs").new()
-            registry:add(\(luaLongString(stub)))
-            local names = {}
-            for name in pairs(store) do names[#names + 1] = name end
-            table.sort(names)
-            for _, name in ipairs(names) do
-              local entry = registry:entry("store." .. name)
-              print(name, entry and entry.context)
-            end
-            """, store: store)
-        XCTAssertEqual(lines, [
-            "all\ttask only (waits).", "delete\ttask only (waits).", "get\ttask only (waits).",
-            "keys\ttask only (waits).", "set\ttask only (waits).", "update\ttask only (waits).",
-        ])
-    }
 }
