@@ -243,8 +243,8 @@ extension LuaEngine {
           print(registry:help(x, { roots = roots(), getmetatable = rawmetatable }))
         end
 
-        local function driver(fn)
-          local r = pack(fn())
+        local function driver(...)
+          local r = pack((...)())  -- called unnamed, so tracebacks say "in main chunk"
           _, _1, _2, _3 = r[1], r[1], r[2], r[3]
           return repl.results(r.n, unpack(r, 1, r.n))
         end
