@@ -58,6 +58,23 @@ extension LuaRuntime {
         return engine.replOutcome(of: task)
     }
 
+    /// The prompts: globals `_PROMPT` and `_PROMPT2` when they are strings (read raw), else
+    /// `"> "` and `">> "`.
+    public func prompts() -> (first: String, continuation: String) {
+        let engine = self.engine
+        return engine.critical {
+            let s = LuaStack(engine.L)
+            lua_rawgeti(engine.L, SHIM_REGISTRYINDEX, lua_Integer(LUA_RIDX_GLOBALS))
+            defer { s.pop() }
+            func text(_ name: String, _ fallback: String) -> String {
+                s.rawField(name, of: -1)
+                defer { s.pop() }
+                return s.string(at: -1) ?? fallback
+            }
+            return (text("_PROMPT", "> "), text("_PROMPT2", ">> "))
+        }
+    }
+
     /// Cancels the line that is running (Ctrl-C); returns false when none was.
     @discardableResult
     public func cancelLine() -> Bool {

@@ -63,7 +63,11 @@ final class ReplSession: @unchecked Sendable {
     func loop() async {
         var pending = ""
         while true {
-            let prompt = interactive ? (pending.isEmpty ? "> " : ">> ") : ""
+            var prompt = ""
+            if interactive {
+                let prompts = await runtime.prompts()
+                prompt = pending.isEmpty ? prompts.first : prompts.continuation
+            }
             guard let line = await reader.readLine(prompt: prompt) else { break }
             if pending.isEmpty, line.hasPrefix(".") {
                 if await !command(line) { break }
