@@ -226,6 +226,9 @@ public struct LuaCall {
                 let task = Task {
                     let result: Result<any Sendable, any Error>
                     do { result = .success(try await operation()) } catch { result = .failure(error) }
+                    // A cancelled wait was already removed (the task or the state ended): do not
+                    // hop back to a runtime that may have stopped its executor.
+                    guard !Task.isCancelled else { return }
                     await runtime.complete(wait: id, result: result)
                 }
                 return { task.cancel() }
