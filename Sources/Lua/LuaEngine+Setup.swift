@@ -29,7 +29,8 @@ extension LuaEngine {
 
         try runPrelude()
         for module in CoreModules.all { try register(module: module) }
-        if !options.conveniences { try requireIntoGlobal("json"); lua_pushnil(L); lua_setglobal(L, "json") }
+        // json loads even without conveniences: the value bridge marks arrays with json.array_mt.
+        if !options.conveniences { try require("json", asGlobal: false) }
         for (name, source) in LuaEngine.bundledSources { try preload(source: source, as: name) }
     }
 
@@ -117,7 +118,7 @@ extension LuaEngine {
             s.pop()
         }
         if module.isGlobal && options.conveniences {
-            try requireIntoGlobal(module.name)
+            try require(module.name, asGlobal: true)
         }
     }
 
@@ -140,8 +141,8 @@ extension LuaEngine {
         }
     }
 
-    /// `_G[name] = require(name)`.
-    func requireIntoGlobal(_ name: String) throws {
+    /// `require(name)`, also setting `_G[name]` when `asGlobal`.
+    func require(_ name: String, asGlobal: Bool) throws {
         try critical {
             let s = LuaStack(L)
             lua_getglobal(L, "require")
@@ -150,7 +151,7 @@ extension LuaEngine {
                 defer { s.pop() }
                 throw LuaRaise("loading \(name): \(s.string(at: -1) ?? "?")")
             }
-            lua_setglobal(L, name)
+            if asGlobal { lua_setglobal(L, name) } else { s.pop() }
         }
     }
 }
@@ -191,14 +192,14 @@ enum ModuleSearch {
 extension LuaEngine {
     /// `sleep = require("script").sleep`.
     func setSleepGlobal() throws {
-        try requireIntoGlobal("script")
+        try require("script", asGlobal: true)
         critical {
             lua_getglobal(L, "script")
             lua_getfield(L, -1, "sleep")  // a plain table: no metamethods run
             lua_setglobal(L, "sleep")
             shim_pop(L, 1)
             lua_pushnil(L)
-            lua_setglobal(L, "script")
+            lua_setglobal(L, "script")  // `script` stays a module, not a global
         }
     }
 

@@ -288,8 +288,11 @@ public struct LuaStack {
 
     /// `opts.key` for identifiers, `opts["odd key"]` otherwise.
     static func childPath(_ path: String, _ key: String) -> String {
-        let isIdentifier = key.first.map { $0 == "_" || $0.isLetter } == true
-            && key.utf8.allSatisfy { $0 == UInt8(ascii: "_") || ($0 < 128 && (Character(UnicodeScalar($0)).isLetter || Character(UnicodeScalar($0)).isNumber)) }
+        let bytes = Array(key.utf8)
+        func isIdentifierByte(_ b: UInt8) -> Bool {
+            b == UInt8(ascii: "_") || (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39)
+        }
+        let isIdentifier = !bytes.isEmpty && !(bytes[0] >= 0x30 && bytes[0] <= 0x39) && bytes.allSatisfy(isIdentifierByte)
         return isIdentifier ? "\(path).\(key)" : "\(path)[\(String(reflecting: key))]"
     }
 }

@@ -1,5 +1,6 @@
 import CEditLine
 import Foundation
+import Lua
 
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +29,7 @@ final class PlainLineReader: LineReader, @unchecked Sendable {
         }
     }
 
-    func print(_ text: String) { FileHandleStream.standardOutput.write(text + "\n") }
+    func print(_ text: String) { FileHandleOutput.standardOutput.write(text + "\n") }
     func clearInput() {}
     func close() {}
     func restoreTerminal() {}
@@ -138,15 +139,15 @@ final class EditLineReader: LineReader, @unchecked Sendable {
                 rl_callback_handler_install(prompt, lineHook)
             case .print(let text):
                 if promptShown {
-                    FileHandleStream.standardOutput.write("\r\u{1B}[K" + text + "\n")
+                    FileHandleOutput.standardOutput.write("\r\u{1B}[K" + text + "\n")
                     rl_forced_update_display()
                 } else {
-                    FileHandleStream.standardOutput.write(text + "\n")
+                    FileHandleOutput.standardOutput.write(text + "\n")
                 }
             case .clear:
                 if promptShown {  // a fresh, empty line under a new prompt
                     rl_callback_handler_remove()
-                    FileHandleStream.standardOutput.write("^C\n")
+                    FileHandleOutput.standardOutput.write("^C\n")
                     rl_callback_handler_install(currentPrompt, lineHook)
                 }
             case .stop:
@@ -208,14 +209,4 @@ private let matchGenerator: @convention(c) (UnsafePointer<CChar>?, Int32) -> Uns
     let index = Int(state)
     guard index < EditLineReader.matches.count else { return nil }
     return strdup(EditLineReader.matches[index])
-}
-
-/// Unbuffered writes to standard streams.
-enum FileHandleStream {
-    case standardOutput, standardError
-
-    func write(_ text: String) {
-        let handle: FileHandle = self == .standardOutput ? .standardOutput : .standardError
-        handle.write(Data(text.utf8))
-    }
 }

@@ -55,7 +55,7 @@ final class ReplSession: @unchecked Sendable {
         reader.close()
         if let editor = reader as? EditLineReader { editor.waitUntilStopped() }
         reader.restoreTerminal()
-        FileHandleStream.standardOutput.write("\n")
+        FileHandleOutput.standardOutput.write("\n")
         Foundation.exit(status)
     }
 
