@@ -81,7 +81,9 @@ public actor LuaRuntime {
     /// Runs source text as the main task; see `run(file:)`.
     public func run(source: [UInt8], chunkName: String) async -> LuaRunOutcome {
         let engine = self.engine
-        if let message = engine.spawnChunk(source: source, chunkName: chunkName, label: "main chunk") {
+        // The script's arguments also arrive as `...`, as with the `lua` interpreter.
+        let arguments = options.arguments.dropFirst().map(LuaValue.text)
+        if let message = engine.spawnChunk(source: source, chunkName: chunkName, label: "main chunk", arguments: arguments) {
             return LuaRunOutcome(errors: 1, exitCode: 1, interrupted: false, message: message)
         }
         engine.drain()
