@@ -18,19 +18,25 @@ final class HTTPModuleTests: XCTestCase {
     private var server: HTTPTestServer!
     private var gate: HTTPTestGate!
 
+    /// One server for the whole test process, never stopped: stopping a Hummingbird server while
+    /// a cancelled request's connection is still arriving traps inside NIO (NIOAsyncWriter deinit).
+    private static let sharedServer = Task { try await HTTPTestServer.start(router: router(gate: currentGate)) }
+    /// The gate of the running test (the server's handlers look it up per request).
+    private static let currentGate = GateHolder()
+
     override func setUp() async throws {
         gate = HTTPTestGate()
-        server = try await HTTPTestServer.start(router: HTTPModuleTests.router(gate: gate))
+        HTTPModuleTests.currentGate.set(gate)
+        server = try await HTTPModuleTests.sharedServer.value
     }
 
     override func tearDown() async throws {
-        gate.open()  // let the handler that never answers finish, so the server can stop
-        await server.stop()
+        gate.open()  // let the handler that never answers finish
     }
 
     // MARK: Server
 
-    static func router(gate: HTTPTestGate) -> Router<BasicRequestContext> {
+    static func router(gate: GateHolder) -> Router<BasicRequestContext> {
         let router = Router()
         // Echoes method, query, chosen headers and body as JSON.
         router.on("/echo", method: .get) { request, context in try await echo(request, context) }
@@ -56,7 +62,7 @@ final class HTTPModuleTests: XCTestCase {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "ok")))
         }
         router.get("/slow") { _, _ -> Response in
-            await gate.wait()
+            await gate.current.wait()
             return Response(status: .ok)
         }
         router.get("/big") { _, _ -> Response in
@@ -356,6 +362,15 @@ func luaLongString(_ text: String) -> String {
     var level = ""
     while text.contains("]\(level)]") { level += "=" }
     return "[\(level)[\n\(text)]\(level)]"
+}
+
+/// The gate of the test that is running.
+final class GateHolder: Sendable {
+    private let gate = Locked(HTTPTestGate())
+    /// The current gate.
+    var current: HTTPTestGate { gate.withLock { $0 } }
+    /// Replaces the gate (at the start of each test).
+    func set(_ new: HTTPTestGate) { gate.withLock { $0 = new } }
 }
 
 /// Holds handlers until the test ends (no sleeps: the handler waits for `open()`).
