@@ -71,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "lookout",
             dependencies: [
-                "LookoutHost", "Lua", "CEditLine",
+                "LookoutHost", "Lua", "CEditLine", "LookoutSim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

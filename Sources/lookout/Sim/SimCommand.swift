@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import LookoutSim
+import Lua
+
+/// `lookout sim SERVICE`: local simulators that behave like the real servers.
+struct SimCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sim",
+        abstract: "Run a local simulator of a service, for trying scripts without an account.",
+        subcommands: [NightscoutSimCommand.self])
+}
+
+/// `lookout sim nightscout`.
+struct NightscoutSimCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nightscout",
+        abstract: "A Nightscout server on 127.0.0.1 (API v1, v2 auth and Loop notifications, v3).",
+        discussion: """
+            Prints its URL and an access token for each --token, then serves until Ctrl-C. The API
+            secret is the simulator's own test secret unless --api-secret-env names a variable
+            holding another one (at least 12 characters, as Nightscout requires).
+            """)
+
+    @Option(help: "Port to listen on (0 = any free port).")
+    var port: Int = 0
+
+    @Option(name: .customLong("api-secret-env"), help: "Environment variable holding the API secret.")
+    var apiSecretEnv: String?
+
+    @Option(help: "Keep data in this SQLite file (default: memory only).")
+    var sqlite: String?
+
+    @Option(help: "Fill with this many days of generated CGM data, boluses, carbs and loop status.")
+    var fill: Double?
+
+    @Option(help: "Add a named scenario to the generated data (repeatable): \(CGMGenerator.Scenario.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var scenario: [String] = []
+
+    @Option(help: "Seed of the generated data.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Create an access token: NAME:ROLE[,ROLE…], e.g. reader:readable or uploader:admin (repeatable).")
+    var token: [String] = []
+
+    func validate() throws {
+        for name in scenario where CGMGenerator.Scenario(rawValue: name) == nil {
+            throw ValidationError("unknown scenario '\(name)'; known: \(CGMGenerator.Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        for spec in token where !spec.contains(":") {
+            throw ValidationError("--token takes NAME:ROLE[,ROLE…], got '\(spec)'")
+        }
+        if fill.map({ $0 < 0 || $0 > 3660 }) == true { throw ValidationError("--fill takes 0 to 3660 days") }
+    }
+
+    func run() async throws {
+        var options = NightscoutSimulator.Options(port: port, persistence: sqlite.map { .sqlite(path: $0) } ?? .memory)
+        options.authFailDelay = .milliseconds(5000)
+        if let apiSecretEnv {
+            guard let secret = ProcessInfo.processInfo.environment[apiSecretEnv], !secret.isEmpty else {
+                throw HostSetupError(description: "environment variable \(apiSecretEnv) is not set")
+            }
+            options.apiSecret = secret
+        }
+        let simulator = NightscoutSimulator(options: options)
+        let url: URL
+        do {
+            url = try await simulator.start()
+        } catch {
+            throw HostSetupError(description: "cannot start the Nightscout simulator: \(error)")
+        }
+        say("Nightscout simulator at \(url.absoluteString)")
+        if let fill {
+            let scenarios = Set(scenario.compactMap(CGMGenerator.Scenario.init(rawValue:)))
+            await simulator.fill(days: fill, seed: seed, scenarios: scenarios)
+            say("filled with \(fill) days of generated data" + (scenarios.isEmpty ? "" : " (\(scenario.joined(separator: ", ")))"))
+        }
+        for spec in token {
+            let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
+            let roles = parts[1].split(separator: ",").map(String.init)
+            let accessToken = await simulator.addSubject(name: parts[0], roles: roles)
+            say("token \(parts[0]) (\(roles.joined(separator: ", "))): \(accessToken)")
+        }
+        say("serving until Ctrl-C")
+        let stopped = AsyncStream<Void>.makeStream()
+        let signals = SignalWatcher { _ in stopped.continuation.finish() }
+        for await _ in stopped.stream {}
+        signals.cancel()
+        await simulator.stop()
+    }
+}
+
+/// A line on standard output, written at once (stdout may be a pipe).
+private func say(_ text: String) { FileHandleOutput.standardOutput.write(text + "\n") }
