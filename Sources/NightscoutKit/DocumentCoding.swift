@@ -1,0 +1,126 @@
+import Foundation
+
+/// Reads a JSON object field by field, remembering which keys were consumed so the rest can be
+/// kept in a model's `extra` dictionary. Numbers are read leniently (numeric strings accepted),
+/// because v1 stores values as sent.
+struct DocumentReader {
+    let container: KeyedDecodingContainer<AnyCodingKey>
+    private(set) var used: Set<String> = []
+
+    init(_ decoder: any Decoder) throws {
+        container = try decoder.container(keyedBy: AnyCodingKey.self)
+    }
+
+    private func key(_ name: String) -> AnyCodingKey { AnyCodingKey(name) }
+
+    mutating func has(_ name: String) -> Bool { container.contains(key(name)) }
+
+    /// Readers never consume a JSON `null`: it stays in `extra` and is re-emitted unless the
+    /// field is set, so a read-modify-write keeps the document as it was.
+    ///
+    /// Decodes an optional value of any `Decodable` type; JSON `null` is `nil`. A value of the
+    /// wrong shape is not an error: it is left unconsumed (so it stays in `extra` verbatim) and
+    /// `nil` is returned. One odd document from some uploader must not fail a whole fetch.
+    mutating func value<T: Decodable>(_ name: String, as type: T.Type = T.self) throws -> T? {
+        guard let v = try? container.decodeIfPresent(T.self, forKey: key(name)) else { return nil }
+        used.insert(name)
+        return v
+    }
+
+    private func raw(_ name: String) -> JSONValue? {
+        (try? container.decodeIfPresent(JSONValue.self, forKey: key(name))) ?? nil
+    }
+
+    /// Decodes a string; numbers and booleans are converted to their text. Arrays and objects
+    /// are left in `extra`.
+    mutating func string(_ name: String) throws -> String? {
+        let result: String?
+        switch raw(name) {
+        case .string(let s)?: result = s
+        case .int(let i)?: result = String(i)
+        case .double(let d)?: result = String(d)
+        case .bool(let b)?: result = String(b)
+        case .null?, nil: return nil
+        default: return nil
+        }
+        used.insert(name)
+        return result
+    }
+
+    /// Decodes a number, accepting numeric strings; empty strings and `null` are `nil`.
+    /// Non-numeric values are left in `extra`.
+    mutating func double(_ name: String) throws -> Double? {
+        guard let r = raw(name), r != .null else { return nil }
+        if case .string(let s) = r, s.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
+        guard let d = r.doubleValue, d.isFinite else { return nil }
+        used.insert(name)
+        return d
+    }
+
+    /// Decodes an integer, accepting numeric strings; non-integral values are left in `extra`.
+    mutating func int(_ name: String) throws -> Int? {
+        guard let r = raw(name), r != .null else { return nil }
+        guard let d = r.doubleValue, d.isFinite, d == d.rounded(), abs(d) < 9e15 else { return nil }
+        used.insert(name)
+        return Int(d)
+    }
+
+    /// Decodes a boolean, accepting `"true"`/`"false"` strings and 0/1; anything else is left in
+    /// `extra`.
+    mutating func bool(_ name: String) throws -> Bool? {
+        let result: Bool
+        switch raw(name) {
+        case .bool(let b)?: result = b
+        case .string("true")?: result = true
+        case .string("false")?: result = false
+        case .int(0)?: result = false
+        case .int(1)?: result = true
+        case .null?, nil: return nil
+        default: return nil
+        }
+        used.insert(name)
+        return result
+    }
+
+    /// Every key not consumed so far, as JSON values.
+    func extras() throws -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        for k in container.allKeys where !used.contains(k.stringValue) {
+            out[k.stringValue] = try container.decode(JSONValue.self, forKey: k)
+        }
+        return out
+    }
+}
+
+/// Writes a JSON object field by field; `nil` values are omitted. `finish(extra:)` re-emits
+/// unknown fields without overwriting known ones.
+struct DocumentWriter {
+    var container: KeyedEncodingContainer<AnyCodingKey>
+    private(set) var written: Set<String> = []
+
+    init(_ encoder: any Encoder) {
+        container = encoder.container(keyedBy: AnyCodingKey.self)
+    }
+
+    mutating func put<T: Encodable>(_ name: String, _ value: T?) throws {
+        guard let value else { return }
+        written.insert(name)
+        try container.encode(value, forKey: AnyCodingKey(name))
+    }
+
+    /// Writes a number as an integer when it is integral (so `10.0` stays `10`).
+    mutating func number(_ name: String, _ value: Double?) throws {
+        guard let value else { return }
+        if value.isFinite, value == value.rounded(), abs(value) < 9e15 {
+            try put(name, Int64(value))
+        } else {
+            try put(name, value)
+        }
+    }
+
+    mutating func finish(extra: [String: JSONValue]) throws {
+        for (k, v) in extra where !written.contains(k) {
+            try container.encode(v, forKey: AnyCodingKey(k))
+        }
+    }
+}
