@@ -63,8 +63,8 @@ final class RunCommandTests: CLITestCase, @unchecked Sendable {
     func testRunWaitsForTimersAndTasks() throws {
         let result = try runScript(
             """
-            timer.after(0.05, function() print("timer") end)
-            task.spawn(function() sleep(0.02) print("task") end)
+            timer.after(0.3, function() print("timer") end)
+            task.spawn(function() sleep(0.01) print("task") end)
             print("main")
             """)
         assertExit(result, 0)
