@@ -270,19 +270,7 @@ enum NightscoutV1 {
             case .object(let o)?: items = [o]
             default: items = []
             }
-            if col == "devicestatus" {
-                for it in items {
-                    if let idv = it["_id"], !(idv.stringValue.map(NSObjectId.isValid) ?? false) {
-                        return .json(
-                            400,
-                            [
-                                "status": 400, "message": "Invalid _id format",
-                                "description": .string(
-                                    "Must be 24-character hex string or omit for auto-generation. Got: \(idv.stringValue ?? idv.jsonString)"),
-                            ])
-                    }
-                }
-            }
+            if col == "devicestatus", let rejection = invalidObjectID(in: items) { return rejection }
             let now = ctx.now
             let stored = await ctx.sim.store.transact { data -> [JSONValue] in
                 var out: [JSONValue] = []
@@ -398,17 +386,7 @@ enum NightscoutV1 {
             case .object(let o)?: items = [o]
             default: items = []
             }
-            for it in items {
-                if let idv = it["_id"], !(idv.stringValue.map(NSObjectId.isValid) ?? false) {
-                    return .json(
-                        400,
-                        [
-                            "status": 400, "message": "Invalid _id format",
-                            "description": .string(
-                                "Must be 24-character hex string or omit for auto-generation. Got: \(idv.stringValue ?? idv.jsonString)"),
-                        ])
-                }
-            }
+            if let rejection = invalidObjectID(in: items) { return rejection }
             let now = ctx.now
             let out = await ctx.sim.store.transact { data -> [JSONValue] in
                 items.map { item in
@@ -433,5 +411,21 @@ enum NightscoutV1 {
             return .json(200, [:])
         default: return notFound
         }
+    }
+
+    /// 400 for the first document whose `_id` is not a 24-character hex string, else nil.
+    static func invalidObjectID(in items: [[String: JSONValue]]) -> SimResponse? {
+        for item in items {
+            if let idv = item["_id"], !(idv.stringValue.map(NSObjectId.isValid) ?? false) {
+                return .json(
+                    400,
+                    [
+                        "status": 400, "message": "Invalid _id format",
+                        "description": .string(
+                            "Must be 24-character hex string or omit for auto-generation. Got: \(idv.stringValue ?? idv.jsonString)"),
+                    ])
+            }
+        }
+        return nil
     }
 }

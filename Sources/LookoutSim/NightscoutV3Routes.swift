@@ -229,16 +229,33 @@ enum NightscoutV3 {
 
     // MARK: operations
 
-    static func create(_ ctx: Ctx) async -> SimResponse {
+    /// A request body read as a document, or the answer that rejects it.
+    enum DocumentBody {
+        case document([String: JSONValue])
+        case rejected(SimResponse)
+    }
+
+    /// The body of a create or update: 400 when missing or not an object; `_id` is dropped and
+    /// the date normalised.
+    static func documentBody(_ ctx: Ctx) -> DocumentBody {
         let parsed: JSONValue?
         switch parseBody(ctx.req) {
-        case .failure(let r): return r
+        case .failure(let r): return .rejected(r)
         case .success(let j): parsed = j
         }
-        if isEmptyBody(parsed) { return err(400, "Bad or missing request body") }
-        guard var body = parsed?.objectValue else { return err(400, "Bad or missing date field") }
+        if isEmptyBody(parsed) { return .rejected(err(400, "Bad or missing request body")) }
+        guard var body = parsed?.objectValue else { return .rejected(err(400, "Bad or missing date field")) }
         body.removeValue(forKey: "_id")
         normalizeDate(&body, fallback: ctx.sim.options.createdAtFallback)
+        return .document(body)
+    }
+
+    static func create(_ ctx: Ctx) async -> SimResponse {
+        var body: [String: JSONValue]
+        switch documentBody(ctx) {
+        case .rejected(let response): return response
+        case .document(let document): body = document
+        }
         if let idv = body["identifier"], !(idv.stringValue != nil) { return err(400, "Bad or missing identifier field") }
         if (body["identifier"]?.stringValue ?? "").isEmpty { body["identifier"] = .string(NSIdentifier.calculate(body)) }
         let identifier = body["identifier"]!.stringValue!
@@ -312,15 +329,11 @@ enum NightscoutV3 {
     }
 
     static func update(_ ctx: Ctx, id: String) async -> SimResponse {
-        let parsed: JSONValue?
-        switch parseBody(ctx.req) {
-        case .failure(let r): return r
-        case .success(let j): parsed = j
+        var body: [String: JSONValue]
+        switch documentBody(ctx) {
+        case .rejected(let response): return response
+        case .document(let document): body = document
         }
-        if isEmptyBody(parsed) { return err(400, "Bad or missing request body") }
-        guard var body = parsed?.objectValue else { return err(400, "Bad or missing date field") }
-        body.removeValue(forKey: "_id")
-        normalizeDate(&body, fallback: ctx.sim.options.createdAtFallback)
         body["identifier"] = .string(id)
         let col = ctx.col, now = ctx.now, subject = ctx.subject
         let canCreate = ctx.can("create"), canUpdate = ctx.can("update")
