@@ -25,4 +25,19 @@ public struct NightscoutHTTPResponse: Sendable, Equatable {
         guard let v = try? JSONDecoder().decode(JSONValue.self, from: body) else { return nil }
         return v["message"]?.stringValue
     }
+
+    /// The first value of a header, matching the name case-insensitively.
+    public func header(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return headers.first { $0.key.lowercased() == lower }?.value
+    }
+
+    /// `Retry-After` in seconds: delta-seconds or an HTTP date (relative to now); `nil` if absent
+    /// or unreadable.
+    public var retryAfter: TimeInterval? {
+        guard let text = header("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Double(text), seconds >= 0 { return seconds }
+        if let ms = HTTPDate.parse(text) { return max(0, Double(ms) / 1000 - Date().timeIntervalSince1970) }
+        return nil
+    }
 }

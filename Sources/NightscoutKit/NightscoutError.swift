@@ -15,6 +15,40 @@ public enum NightscoutError: Error, Sendable, Equatable, CustomStringConvertible
     case unsupportedCredentials(String)
     /// A request that cannot be built (bad site URL, bad parameter).
     case invalidRequest(String)
+    /// The server is overloaded or rate-limiting (429 Too Many Requests, 503 Service
+    /// Unavailable); `retryAfter` is the `Retry-After` header in seconds, if sent.
+    case temporarilyUnavailable(status: Int, retryAfter: TimeInterval?, body: String)
+    /// The request did not complete: connection failure, timeout, or a response body larger than
+    /// the client's limit. The text names the failure, never a credential.
+    case transport(String)
+
+    /// The HTTP status behind the error, if the server answered.
+    public var status: Int? {
+        switch self {
+        case .unauthorized: return 401
+        case .http(let status, _), .temporarilyUnavailable(let status, _, _): return status
+        default: return nil
+        }
+    }
+
+    /// Whether repeating the same request later may succeed: transport failures, 408, 429,
+    /// 500, 502, 503 and 504. Authentication failures are not retryable (spec §1.5).
+    public var isRetryable: Bool {
+        switch self {
+        case .transport, .temporarilyUnavailable: return true
+        case .http(let status, _): return [408, 500, 502, 503, 504].contains(status)
+        default: return false
+        }
+    }
+
+    /// The server's requested wait before retrying (`Retry-After` or the login backoff), if any.
+    public var retryAfter: TimeInterval? {
+        switch self {
+        case .temporarilyUnavailable(_, let after, _): return after
+        case .authenticationBackoff(let after): return after
+        default: return nil
+        }
+    }
 
     /// A human-readable summary.
     public var description: String {
@@ -25,6 +59,10 @@ public enum NightscoutError: Error, Sendable, Equatable, CustomStringConvertible
         case .decoding(let m): return "Nightscout: cannot decode response: \(m)"
         case .unsupportedCredentials(let m): return "Nightscout: unsupported credentials: \(m)"
         case .invalidRequest(let m): return "Nightscout: invalid request: \(m)"
+        case .temporarilyUnavailable(let status, let after, let body):
+            return "Nightscout: HTTP \(status) (temporarily unavailable"
+                + (after.map { "; retry after \(Int($0.rounded(.up))) s" } ?? "") + ")" + (body.isEmpty ? "" : ": " + body)
+        case .transport(let m): return "Nightscout: transport failure: \(m)"
         }
     }
 }

@@ -36,11 +36,15 @@ public struct V3WriteResult: Decodable, Sendable, Equatable {
 /// Turning responses into values or `NightscoutError`s.
 public enum NightscoutResponse {
     /// Throws the error for a non-2xx response: 401 → `.unauthorized` (with the server's
-    /// message), everything else → `.http(status:body:)` with the body text truncated.
+    /// message), 429/503 → `.temporarilyUnavailable` (with `Retry-After`), everything else → `.http(status:body:)` with the body text truncated.
     public static func check(_ response: NightscoutHTTPResponse) throws {
         guard !(200...299).contains(response.status) else { return }
         if response.status == 401 {
             throw NightscoutError.unauthorized(message: response.errorMessage ?? "Unauthorized")
+        }
+        if response.status == 429 || response.status == 503 {
+            throw NightscoutError.temporarilyUnavailable(status: response.status, retryAfter: response.retryAfter,
+                                                         body: response.bodyText())
         }
         throw NightscoutError.http(status: response.status, body: response.bodyText())
     }

@@ -1,0 +1,159 @@
+import Foundation
+
+extension NightscoutClient {
+    // MARK: - v3 documents
+
+    /// `POST /api/v3/{collection}` with one document. Without an `identifier` the server computes
+    /// one (spec §3.9) and may deduplicate onto an existing document.
+    public func create<D: NightscoutDocument>(_ collection: V3Collection, _ document: D) async throws -> V3CreateResult {
+        let body = try NightscoutClient.encode(document)
+        let response = try await sendV3 { [self] jwt in v3Request("POST", collection.path, body: body, jwt: jwt) }
+        let result = try NightscoutResponse.decodeV3Write(from: response)
+        let location = response.header("Location").flatMap { $0.split(separator: "/").last.map(String.init) }
+        guard let identifier = result.identifier ?? location ?? document.common.identifier else {
+            throw NightscoutError.decoding("create response has no identifier")
+        }
+        return V3CreateResult(identifier: identifier,
+                              isDeduplicated: result.isDeduplication ?? (result.status == 200),
+                              deduplicatedIdentifier: result.deduplicatedIdentifier, lastModified: result.lastModified)
+    }
+
+    /// `GET /api/v3/{collection}/{identifier}`. Returns `nil` when `ifModifiedSince` is given and
+    /// the document has not changed since (304, second precision).
+    /// - Throws: `NightscoutError.http` with status 404 (absent) or 410 (soft-deleted).
+    public func read<D: NightscoutDocument>(_ type: D.Type, _ collection: V3Collection, identifier: String,
+                                            ifModifiedSince: Date? = nil) async throws -> D? {
+        let extra = ifModifiedSince.map { [NightscoutRequest.Header(name: "If-Modified-Since", value: HTTPDate.format($0))] } ?? []
+        let path = collection.path + "/" + NightscoutRequest.percentEncode(identifier)
+        let response = try await sendV3 { [self] jwt in v3Request("GET", path, headers: extra, jwt: jwt) }
+        if response.status == 304 { return nil }
+        return try NightscoutResponse.decodeV3(D.self, from: response)
+    }
+
+    /// One page of `GET /api/v3/{collection}` (soft-deleted documents excluded).
+    public func search<D: NightscoutDocument>(_ type: D.Type, _ search: V3Search) async throws -> [D] {
+        let configuration = self.configuration
+        let response = try await sendV3 { jwt in search.request(for: configuration, jwt: jwt) }
+        return try NightscoutResponse.decodeV3([D].self, from: response)
+    }
+
+    /// Every document matching `search`, fetched page by page (`limit` per page, advancing
+    /// `skip`) until a short page. Documents written while paging may be skipped or repeated;
+    /// use `history` for consistent synchronisation.
+    public func searchAll<D: NightscoutDocument>(_ type: D.Type, _ search: V3Search) -> AsyncThrowingStream<D, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var page = search
+                    while true {
+                        try Task.checkCancellation()
+                        let docs = try await self.search(D.self, page)
+                        for d in docs { continuation.yield(d) }
+                        if docs.count < page.limit { break }
+                        page.skip += page.limit
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// One page of `GET /api/v3/{collection}/history/{cursor.requestValue}`: documents changed
+    /// after the cursor in `srvModified` order, including soft deletions. Documents written only
+    /// through v1 never appear (they have no stored `srvModified`, spec §3.11).
+    public func historyPage<D: NightscoutDocument>(_ type: D.Type, _ collection: V3Collection,
+                                                   since cursor: HistoryCursor = HistoryCursor(),
+                                                   limit: Int = 1000) async throws -> V3HistoryPage<D> {
+        let configuration = self.configuration
+        let after = cursor.requestValue
+        let response = try await sendV3 { jwt in
+            try V3History.request(collection: collection, after: after, limit: limit, configuration: configuration, jwt: jwt)
+        }
+        let docs = try NightscoutResponse.decodeV3([D].self, from: response)
+        var next = cursor
+        let fresh = next.accept(docs)
+        // A full page that moved nothing forward (all at one millisecond already seen) would loop.
+        let progressed = next != cursor || !fresh.isEmpty
+        return V3HistoryPage(documents: fresh, cursor: next,
+                             hasMore: HistoryCursor.hasMore(pageCount: docs.count, limit: limit) && progressed)
+    }
+
+    /// All history pages after `cursor`, each with the cursor to persist after applying it.
+    public func history<D: NightscoutDocument>(_ type: D.Type, _ collection: V3Collection,
+                                               since cursor: HistoryCursor = HistoryCursor(),
+                                               limit: Int = 1000) -> AsyncThrowingStream<V3HistoryPage<D>, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var current = cursor
+                    while true {
+                        try Task.checkCancellation()
+                        let page = try await self.historyPage(D.self, collection, since: current, limit: limit)
+                        continuation.yield(page)
+                        current = page.cursor
+                        if !page.hasMore { break }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// `PUT /api/v3/{collection}/{identifier}`: full replace (fields absent from `document` are
+    /// removed) or insert when absent.
+    public func update<D: NightscoutDocument>(_ collection: V3Collection, identifier: String, _ document: D) async throws
+        -> V3WriteResult
+    {
+        let body = try NightscoutClient.encode(document)
+        let path = collection.path + "/" + NightscoutRequest.percentEncode(identifier)
+        let response = try await sendV3 { [self] jwt in v3Request("PUT", path, body: body, jwt: jwt) }
+        return try NightscoutResponse.decodeV3Write(from: response)
+    }
+
+    /// `PATCH /api/v3/{collection}/{identifier}`: sets the given fields.
+    public func patch(_ collection: V3Collection, identifier: String, fields: [String: JSONValue]) async throws {
+        guard !fields.isEmpty else { throw NightscoutError.invalidRequest("patch needs at least one field") }
+        let body = try NightscoutClient.encode(fields)
+        let path = collection.path + "/" + NightscoutRequest.percentEncode(identifier)
+        let response = try await sendV3 { [self] jwt in v3Request("PATCH", path, body: body, jwt: jwt) }
+        try NightscoutResponse.check(response)
+    }
+
+    /// `DELETE /api/v3/{collection}/{identifier}`: soft delete (visible in HISTORY with
+    /// `isValid: false`), or physical when `permanent`.
+    public func delete(_ collection: V3Collection, identifier: String, permanent: Bool = false) async throws {
+        guard !identifier.isEmpty else { throw NightscoutError.invalidRequest("delete needs an identifier") }
+        let path = collection.path + "/" + NightscoutRequest.percentEncode(identifier)
+        let query: [(String, String)] = permanent ? [("permanent", "true")] : []
+        let response = try await sendV3 { [self] jwt in v3Request("DELETE", path, query: query, jwt: jwt) }
+        try NightscoutResponse.check(response)
+    }
+
+    // MARK: - v3 server information
+
+    /// `GET /api/v3/lastModified`: the latest change per readable collection.
+    public func lastModified() async throws -> V3LastModified {
+        let response = try await sendV3 { [self] jwt in v3Request("GET", NightscoutAPIVersion.v3.pathPrefix + "/lastModified", jwt: jwt) }
+        return try NightscoutResponse.decodeV3(V3LastModified.self, from: response)
+    }
+
+    /// `GET /api/v3/version` (no authentication needed).
+    public func version() async throws -> V3Version {
+        let url = configuration.url(path: NightscoutAPIVersion.v3.pathPrefix + "/version")
+        let request = NightscoutRequest(method: "GET", url: url, headers: [
+            .init(name: "Accept", value: "application/json"), .init(name: "User-Agent", value: configuration.userAgent)])
+        return try NightscoutResponse.decodeV3(V3Version.self, from: try await send(request))
+    }
+
+    /// `GET /api/v3/status`: version and the caller's permissions (needs a valid JWT).
+    public func v3Status() async throws -> V3Status {
+        let response = try await sendV3 { [self] jwt in v3Request("GET", NightscoutAPIVersion.v3.pathPrefix + "/status", jwt: jwt) }
+        return try NightscoutResponse.decodeV3(V3Status.self, from: response)
+    }
+}
