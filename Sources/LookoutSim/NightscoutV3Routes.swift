@@ -229,6 +229,22 @@ enum NightscoutV3 {
 
     // MARK: operations
 
+    /// Stores a new v3 document with its server fields; returns the refusal (403, 4xx from
+    /// validation) when it cannot be created.
+    static func insertNew(
+        _ fields: [String: JSONValue], into data: inout NSStoreData, _ col: String, canCreate: Bool, subject: String?,
+        now: Int64
+    ) -> SimResponse? {
+        guard canCreate else { return err(403, "Missing permission api:\(col):create") }
+        if let v = validateCommon(fields, partial: false) { return v }
+        var f = fields
+        f["srvCreated"] = .int(now)
+        f["srvModified"] = .int(now)
+        if let subject { f["subject"] = .string(subject) }
+        data.insert(col, NSDoc(oid: NSObjectId.make(), fields: f))
+        return nil
+    }
+
     /// A request body read as a document, or the answer that rejects it.
     enum DocumentBody {
         case document([String: JSONValue])
@@ -297,13 +313,9 @@ enum NightscoutV3 {
                 if stored.identifier != identifier { out["deduplicatedIdentifier"] = .string(stored.identifier) }
                 return .json(200, .object(out), headers: [location(col, identifier), lastModifiedHeader(now)])
             }
-            guard canCreate else { return err(403, "Missing permission api:\(col):create") }
-            if let v = validateCommon(b, partial: false) { return v }
-            var f = b
-            f["srvCreated"] = .int(now)
-            f["srvModified"] = .int(now)
-            if let subject { f["subject"] = .string(subject) }
-            data.insert(col, NSDoc(oid: NSObjectId.make(), fields: f))
+            if let refused = insertNew(b, into: &data, col, canCreate: canCreate, subject: subject, now: now) {
+                return refused
+            }
             return .json(
                 201, ["status": 201, "identifier": .string(identifier), "lastModified": .int(now)],
                 headers: [location(col, identifier), lastModifiedHeader(now)])
@@ -341,13 +353,9 @@ enum NightscoutV3 {
         let b = body
         return await ctx.sim.store.transact { data -> SimResponse in
             guard let idx = find(data, col, id) else {
-                guard canCreate else { return err(403, "Missing permission api:\(col):create") }
-                if let v = validateCommon(b, partial: false) { return v }
-                var f = b
-                f["srvCreated"] = .int(now)
-                f["srvModified"] = .int(now)
-                if let subject { f["subject"] = .string(subject) }
-                data.insert(col, NSDoc(oid: NSObjectId.make(), fields: f))
+                if let refused = insertNew(b, into: &data, col, canCreate: canCreate, subject: subject, now: now) {
+                    return refused
+                }
                 return .json(
                     201, ["status": 201, "identifier": .string(id), "lastModified": .int(now)],
                     headers: [("Location", "/api/v3/\(col)/\(id)/\(id)"), lastModifiedHeader(now)])
