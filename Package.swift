@@ -42,7 +42,7 @@ let package = Package(
         .target(
             name: "LookoutHost",
             dependencies: [
-                "Lua", "LuaShim", "CLua",
+                "Lua", "LuaShim", "CLua", "NightscoutKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -77,7 +77,7 @@ let package = Package(
             ]),
         .executableTarget(
             name: "lookout-bench",
-            dependencies: ["LookoutHost", "Lua", "LuaShim", "CLua"]),
+            dependencies: ["LookoutHost", "Lua", "LuaShim", "CLua", "NightscoutKit", "LookoutSim"]),
         // Helpers shared by the test targets (transcripts, running Lua source).
         .target(name: "LookoutTestSupport", dependencies: ["Lua"], path: "Tests/LookoutTestSupport"),
         .testTarget(
@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(
             name: "LookoutHostTests",
             dependencies: [
-                "LookoutHost", "Lua", "LookoutTestSupport",
+                "LookoutHost", "Lua", "LookoutTestSupport", "NightscoutKit", "LookoutSim",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -11,6 +11,7 @@ public enum HostModules {
             ConfigModule(config: config),
             HTTPModule(),
             StoreModule(paths: paths),
+            NightscoutModule(config: config),
         ]
     }
 }

@@ -24,21 +24,21 @@ public struct HistoryCursor: Sendable, Equatable, Codable {
     /// Returns the documents of `page` not seen before, in order, and advances the watermark.
     /// Documents without `srvModified` are returned but do not move the watermark.
     public mutating func accept<D: NightscoutDocument>(_ page: [D]) -> [D] {
-        var fresh: [D] = []
-        for doc in page {
-            guard let srv = doc.common.srvModified?.epochMilliseconds else { fresh.append(doc); continue }
-            let id = doc.common.primaryKey ?? ""
-            if srv < watermark { continue }
-            if srv == watermark {
-                if acceptedAtWatermark.contains(id) { continue }
-                acceptedAtWatermark.insert(id)
-            } else {
-                watermark = srv
-                acceptedAtWatermark = [id]
-            }
-            fresh.append(doc)
+        page.filter { accept(srvModified: $0.common.srvModified?.epochMilliseconds, identifier: $0.common.primaryKey) }
+    }
+
+    /// Whether one document of a page (in page order) is new, advancing the watermark if so.
+    /// For callers that read pages without decoding them into models.
+    public mutating func accept(srvModified: Int64?, identifier: String?) -> Bool {
+        guard let srv = srvModified else { return true }
+        let id = identifier ?? ""
+        if srv < watermark { return false }
+        if srv == watermark {
+            return acceptedAtWatermark.insert(id).inserted
         }
-        return fresh
+        watermark = srv
+        acceptedAtWatermark = [id]
+        return true
     }
 
     /// Whether another page should be requested after a page of `count` documents with `limit`.

@@ -6,16 +6,7 @@ extension NightscoutClient {
     /// `POST /api/v3/{collection}` with one document. Without an `identifier` the server computes
     /// one (spec §3.9) and may deduplicate onto an existing document.
     public func create<D: NightscoutDocument>(_ collection: V3Collection, _ document: D) async throws -> V3CreateResult {
-        let body = try NightscoutClient.encode(document)
-        let response = try await sendV3 { [self] jwt in v3Request("POST", collection.path, body: body, jwt: jwt) }
-        let result = try NightscoutResponse.decodeV3Write(from: response)
-        let location = response.header("Location").flatMap { $0.split(separator: "/").last.map(String.init) }
-        guard let identifier = result.identifier ?? location ?? document.common.identifier else {
-            throw NightscoutError.decoding("create response has no identifier")
-        }
-        return V3CreateResult(identifier: identifier,
-                              isDeduplicated: result.isDeduplication ?? (result.status == 200),
-                              deduplicatedIdentifier: result.deduplicatedIdentifier, lastModified: result.lastModified)
+        try await create(collection, json: try NightscoutClient.encode(document), identifier: document.common.identifier)
     }
 
     /// `GET /api/v3/{collection}/{identifier}`. Returns `nil` when `ifModifiedSince` is given and
@@ -110,19 +101,13 @@ extension NightscoutClient {
     public func update<D: NightscoutDocument>(_ collection: V3Collection, identifier: String, _ document: D) async throws
         -> V3WriteResult
     {
-        let body = try NightscoutClient.encode(document)
-        let path = collection.path + "/" + NightscoutRequest.percentEncode(identifier)
-        let response = try await sendV3 { [self] jwt in v3Request("PUT", path, body: body, jwt: jwt) }
-        return try NightscoutResponse.decodeV3Write(from: response)
+        try await update(collection, identifier: identifier, json: try NightscoutClient.encode(document))
     }
 
     /// `PATCH /api/v3/{collection}/{identifier}`: sets the given fields.
     public func patch(_ collection: V3Collection, identifier: String, fields: [String: JSONValue]) async throws {
         guard !fields.isEmpty else { throw NightscoutError.invalidRequest("patch needs at least one field") }
-        let body = try NightscoutClient.encode(fields)
-        let path = collection.path + "/" + NightscoutRequest.percentEncode(identifier)
-        let response = try await sendV3 { [self] jwt in v3Request("PATCH", path, body: body, jwt: jwt) }
-        try NightscoutResponse.check(response)
+        try await patch(collection, identifier: identifier, json: try NightscoutClient.encode(fields))
     }
 
     /// `DELETE /api/v3/{collection}/{identifier}`: soft delete (visible in HISTORY with

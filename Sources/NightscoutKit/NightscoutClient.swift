@@ -20,6 +20,8 @@ public final class NightscoutClient: Sendable, CustomStringConvertible {
     public let transport: NightscoutTransport
     /// The JWT cache used for v3 when the credentials are an access token.
     public let jwtCache: JWTCache?
+    /// The API chosen at run time (see `resolvedAPI()`).
+    let apiResolution = APIResolution()
 
     /// Creates a client.
     /// - Parameters:

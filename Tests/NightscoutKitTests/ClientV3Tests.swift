@@ -126,6 +126,31 @@ final class ClientV3Tests: XCTestCase {
         } catch NightscoutError.unsupportedCredentials {}
     }
 
+    func testResolvedAPIFollowsCredentialsAndFallsBackWhenServerHasNoV3() async throws {
+        let secretAPI = try await h.secretClient().resolvedAPI()
+        XCTAssertEqual(secretAPI, .v1, "an API secret cannot use v3")
+        let tokenAPI = try await h.tokenClient().resolvedAPI()
+        XCTAssertEqual(tokenAPI, .v3)
+
+        // A server without API v3 answers 404 to the probe: the client uses v1, and remembers.
+        let (sim, _) = try await h.running()
+        let token = try await h.adminAccessToken()
+        await sim.inject(.status(404), count: 1, pathPrefix: "/api/v3/version")
+        let old = try await h.client(.accessToken(token))
+        let first = try await old.resolvedAPI()
+        let second = try await old.resolvedAPI()
+        XCTAssertEqual([first, second], [.v1, .v1])
+
+        // Without fallback a v3 preference stays v3, and no API at all is an error.
+        let (_, url) = try await h.running()
+        let strict = NightscoutClient(configuration: try NightscoutConfiguration(
+            siteURL: url, credentials: .apiSecret(ClientSimHarness.secret), allowsV1Fallback: false))
+        do {
+            _ = try await strict.resolvedAPI()
+            XCTFail("expected unsupportedCredentials")
+        } catch NightscoutError.unsupportedCredentials {}
+    }
+
     func testJWTCredentialsDirectly() async throws {
         let jwt = try await h.tokenClient().currentJWT()
         let client = try await h.client(.jwt(jwt))

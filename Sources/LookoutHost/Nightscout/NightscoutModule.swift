@@ -1,0 +1,64 @@
+import Foundation
+import Lua
+import NightscoutKit
+
+/// `nightscout`: clients for Nightscout sites, and the glucose helpers of seed 001.
+///
+/// `nightscout.client "home"` reads `[nightscout.home]` from the config; `nightscout.connect{…}`
+/// takes the options itself. Client methods wait without blocking other tasks and return
+/// `nil, err` on failure (`err.service == "nightscout"`); documents are plain tables with the
+/// server's field names. See `Stubs/nightscout.lua` for the script-facing documentation.
+struct NightscoutModule: LuaModule {
+    let name = "nightscout"
+    var stub: String { String(decoding: PackageResources.nightscout_lua, as: UTF8.self) }
+
+    /// Where `nightscout.client` finds profiles.
+    let config: HostConfig
+    /// Where `…_env` secrets are read from.
+    let environment: [String: String]
+
+    init(config: HostConfig, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.config = config
+        self.environment = environment
+    }
+
+    func push(into engine: LuaEngine, stack: LuaStack) throws {
+        var methods = NightscoutSite.readMethods.merging(NightscoutSite.writeMethods) { first, _ in first }
+        methods["history"] = { call in try NightscoutSite.history(call) }
+        engine.register(type: NightscoutSite.type, methods: methods)
+        NightscoutProfileMethods.register(engine: engine, stack: stack)
+        let config = self.config, environment = self.environment
+        engine.pushLibrary([
+            "client": { call in
+                let name = try call.string(1)
+                return try Self.open(call, key: "profile:" + name) {
+                    try NightscoutConnection.profile(name, config: config, environment: environment)
+                }
+            },
+            "connect": { call in
+                try Self.open(call, key: "connect") { try NightscoutConnection.options(call, 1, environment: environment) }
+            },
+            "direction": { call in
+                let slope = try call.number(1)
+                return call.returning(.text(TrendDirection(slopeMgdlPerMinute: slope).rawValue))
+            },
+            "to_mmol": { call in call.returning(.double(GlucoseUnit.mmol(fromMgdl: try call.number(1)))) },
+            "to_mgdl": { call in call.returning(.double(GlucoseUnit.mgdl(fromMmol: try call.number(1)))) },
+        ], prefix: "nightscout.", on: stack)
+    }
+
+    /// Pushes a client object, or `nil, err` for a configuration problem (bad arguments raise).
+    static func open(_ call: LuaCall, key: String, _ connection: () throws -> NightscoutConnection) throws -> LuaReturn {
+        do {
+            let c = try connection()
+            let client = NightscoutClientPool.client(key: key + "@" + c.configuration.siteURL.absoluteString,
+                                                     configuration: c.configuration, timeout: c.timeout)
+            call.push(object: NightscoutSite(client: client, label: c.label), type: NightscoutSite.type)
+            return .values(1)
+        } catch let raise as LuaRaise {
+            throw raise
+        } catch {
+            return call.failure(LuaErrorInfo.nightscout(error))
+        }
+    }
+}

@@ -1,0 +1,346 @@
+---@meta nightscout
+--- Nightscout sites: glucose entries, treatments, device status and profiles.
+---
+--- A client talks API v3 when it has an access token (or a JWT) and the server has v3, and API
+--- v1 otherwise (an API secret, or a server older than Nightscout 14); `client:api()` tells which.
+--- Reads and uploads work with both. `read`, `update`, `patch`, `delete`, `history` and
+--- `last_modified` need v3.
+---
+--- Methods wait without blocking other tasks and return `nil, err` on failure, with
+--- `err.service == "nightscout"` and `err.code` one of "auth" (401; 403 for a missing permission;
+--- or a recent failed login: see `err.retry_after`), "http" (`err.status`; 429/503 carry `err.retry_after`), "network",
+--- "timeout", "invalid_response", "unsupported" (needs v3), "no_data", "config" or "invalid";
+--- `err.retryable` says whether trying later may help. Wrong argument types raise.
+---
+--- Documents are plain tables with the server's field names, exactly as the server sent them,
+--- plus the missing form of their time: every document has `date` (epoch ms) and an ISO string
+--- (`dateString` for entries, `created_at` for the rest). Times given to methods are epoch
+--- milliseconds or ISO-8601 strings; a number that looks like seconds (`os.time()`) raises.
+--- Glucose values are mg/dL, as Nightscout stores them.
+---@class nightscoutlib
+local nightscout = {}
+
+--- A client for the site of a config profile (`[nightscout.NAME]` in config.toml).
+--- Context: anywhere.
+--- Notes: the profile has `url`, one credential (`token_env`/`token_file` for an access token,
+--- `jwt_env`/`jwt_file`, or `secret_env`/`secret_file` for the API secret), and optionally
+--- `api = "v1"` (prefer v1), `fallback = false` (never fall back to v1) and `timeout = "30s"`.
+--- Returns `nil, err` (`err.code == "config"`) when the profile is missing or a secret cannot
+--- be read. Clients of one profile share one connection pool and token per process.
+--- ```lua
+--- local home = assert(nightscout.client "home")
+--- ```
+---@param name string the profile name
+---@return nightscout.Client|nil client
+---@return table|nil err
+function nightscout.client(name) end
+
+---@class nightscout.connect_options
+---@field url string the site, e.g. "https://my.ns.example" (required)
+---@field token? string an access token (prefer `token_env`)
+---@field token_env? string the environment variable holding an access token
+---@field jwt? string a JWT
+---@field jwt_env? string the environment variable holding a JWT
+---@field secret? string the API secret (v1 only; prefer `secret_env`)
+---@field secret_env? string the environment variable holding the API secret
+---@field api? "v3"|"v1" the API to prefer (default "v3")
+---@field fallback? boolean use v1 when v3 is not possible (default true)
+---@field timeout? number|string per request: seconds or "30s" (default 30 s)
+
+--- A client for a site given by options.
+--- Context: anywhere.
+--- Notes: unknown options raise; a `…_env` variable that is unset or empty returns `nil, err`.
+--- ```lua
+--- local ns = assert(nightscout.connect { url = "http://127.0.0.1:1337", token_env = "NS_TOKEN" })
+--- ```
+---@param opts nightscout.connect_options
+---@return nightscout.Client|nil client
+---@return table|nil err
+function nightscout.connect(opts) end
+
+--- The trend arrow name for a slope in mg/dL per minute (xDrip4iOS thresholds): > 3.5
+--- "DoubleUp", > 2 "SingleUp", > 1 "FortyFiveUp", > -1 "Flat", > -2 "FortyFiveDown", > -3.5
+--- "SingleDown", else "DoubleDown"; "NOT COMPUTABLE" for NaN or infinity.
+--- Context: anywhere.
+---@param slope number mg/dL per minute
+---@return string direction
+function nightscout.direction(slope) end
+
+--- Converts mg/dL to mmol/L (× 0.0555, unrounded).
+--- Context: anywhere.
+---@param mgdl number
+---@return number mmol
+function nightscout.to_mmol(mgdl) end
+
+--- Converts mmol/L to mg/dL (× 18.018, unrounded).
+--- Context: anywhere.
+---@param mmol number
+---@return number mgdl
+function nightscout.to_mgdl(mmol) end
+
+---@class nightscout.Client
+local Client = {}
+
+---@class nightscout.read_options
+---@field count? integer documents, newest first (1 to 100000; default 10, treatments 100)
+---@field from? number|string earliest event time (epoch ms or ISO), inclusive
+---@field to? number|string latest event time, inclusive
+---@field last? number|string a duration back from now instead of `from`: "3h", "15m", 900
+---@field sort? string sort ascending by this field (v3 only)
+---@field sort_desc? string sort descending by this field (v3 only; default "date")
+---@field skip? integer documents to skip (v3 only)
+---@field fields? string[] only these fields (v3 only)
+---@field [string] any any other key filters on that field: `type = "sgv"`, or operators `{gte=…, lte=…, gt=…, lt=…, ne=…, ["in"]={…}, nin={…}, re="…"}` (in, nin and re need v3)
+
+--- Glucose entries (`sgv`, `mbg`, `cal`), newest first.
+--- Context: task only (waits).
+--- Notes: always sends a date bound and a count, so the server's silent 4-day window never
+--- applies: `count = 1` finds the newest reading however old it is.
+--- ```lua
+--- for _, e in ipairs(assert(home:entries { last = "1h", type = "sgv" })) do
+---   print(e.dateString, e.sgv, e.direction)
+--- end
+--- ```
+---@param opts? nightscout.read_options
+---@return table[]|nil entries
+---@return table|nil err
+function Client:entries(opts) end
+
+--- Treatments (boluses, carbs, temp basals, notes …), newest first.
+--- Context: task only (waits).
+--- ```lua
+--- local boluses = assert(home:treatments { last = "6h", eventType = "Correction Bolus" })
+--- ```
+---@param opts? nightscout.read_options
+---@return table[]|nil treatments
+---@return table|nil err
+function Client:treatments(opts) end
+
+--- Device status documents (uploader battery, loop/openaps state, pump), newest first.
+--- Context: task only (waits).
+---@param opts? nightscout.read_options
+---@return table[]|nil statuses
+---@return table|nil err
+function Client:devicestatus(opts) end
+
+--- Documents of any collection: "entries", "treatments", "devicestatus", "profile", "food" or
+--- "settings" (v1 reads only the first three).
+--- Context: task only (waits).
+--- Notes: default count 100; more than 1000 are fetched in pages of 1000.
+--- ```lua
+--- local lows = assert(home:search("entries", { sgv = { lt = 70 }, last = "24h", count = 500 }))
+--- ```
+---@param collection string
+---@param opts? nightscout.read_options
+---@return table[]|nil documents
+---@return table|nil err
+function Client:search(collection, opts) end
+
+--- One document by its v3 identifier.
+--- Context: task only (waits).
+--- Notes: needs v3. An absent document gives `err.status == 404`, a deleted one 410.
+---@param collection string
+---@param identifier string
+---@return table|nil document
+---@return table|nil err
+function Client:read(collection, identifier) end
+
+---@class nightscout.Profile
+---@field defaultProfile string the name of the profile in use
+---@field store table<string, table> the named profiles (basal, carbratio, sens, target_low, target_high, timezone, units, dia)
+---@field startDate string when the profile set took effect
+local Profile = {}
+
+--- The newest profile set, with schedule lookups as methods.
+--- Context: task only (waits).
+--- Notes: returns nil (and no error) when the site has no profile.
+--- ```lua
+--- local p = assert(home:profile())
+--- print(p:basal(), p:sens(), p:carbratio(), p:targets())
+--- ```
+---@return nightscout.Profile|nil profile
+---@return table|nil err
+function Client:profile() end
+
+--- The value of a schedule in force at a time, read in the profile's time zone (UTC if it has
+--- none): "basal", "carbratio", "sens", "target_low" or "target_high".
+--- Context: anywhere.
+--- Notes: `at` defaults to now, `name` to the set's `defaultProfile`; nil when the schedule is
+--- empty. An unknown profile name raises.
+---@param kind string
+---@param at? number|string
+---@param name? string
+---@return number|nil value
+function Profile:value(kind, at, name) end
+
+--- The basal rate (U/h) in force at a time (default now).
+--- Context: anywhere.
+---@param at? number|string
+---@param name? string a profile other than the default
+---@return number|nil rate
+function Profile:basal(at, name) end
+
+--- The insulin sensitivity in force at a time (default now), in the profile's units.
+--- Context: anywhere.
+---@param at? number|string
+---@param name? string
+---@return number|nil sensitivity
+function Profile:sens(at, name) end
+
+--- The carb ratio (g/U) in force at a time (default now).
+--- Context: anywhere.
+---@param at? number|string
+---@param name? string
+---@return number|nil ratio
+function Profile:carbratio(at, name) end
+
+--- The low and high targets in force at a time (default now).
+--- Context: anywhere.
+---@param at? number|string
+---@param name? string
+---@return number|nil low
+---@return number|nil high
+function Profile:targets(at, name) end
+
+---@class nightscout.Latest
+---@field sgv number mg/dL
+---@field mmol number mmol/L, one decimal
+---@field direction string|nil trend arrow name ("Flat", "SingleDown" …)
+---@field delta number|nil mg/dL per 5 minutes against the previous reading, when that is at most 15 minutes older
+---@field date integer epoch ms of the reading
+---@field dateString string ISO time of the reading
+---@field age number seconds since the reading (by this machine's clock)
+---@field device string|nil
+---@field entry table the whole entry
+
+--- The newest glucose reading, ready for an alert.
+--- Context: task only (waits).
+--- Notes: `nil, err` with `err.code == "no_data"` when the site has no readings. Check `age`
+--- before trusting a value: a reading 20 minutes old is not a current glucose.
+--- ```lua
+--- local bg = assert(home:latest())
+--- if bg.age < 600 and bg.sgv < 70 then log.warn("low: %d %s", bg.sgv, bg.direction) end
+--- ```
+---@return nightscout.Latest|nil latest
+---@return table|nil err
+function Client:latest() end
+
+--- Every document changed after a time, in the server's order of modification, deletions
+--- included (`doc.isValid == false`): the basis of incremental sync.
+--- Context: task only (waits); iterate it with `for`.
+--- Notes: needs v3. Fetches pages of `opts.page` documents (default 1000) as the loop goes on;
+--- documents sharing one millisecond across pages are neither lost nor repeated. Keep the
+--- largest `doc.srvModified` to resume later. A failed page raises the `err` table from the
+--- loop. Documents written through API v1 never appear in history (a Nightscout rule).
+--- ```lua
+--- local mark = store.get("mark", 0)
+--- for doc in home:history("treatments", mark > 0 and mark or nil) do
+---   mark = math.max(mark, doc.srvModified)
+--- end
+--- store.set("mark", mark)
+--- ```
+---@param collection string
+---@param since? number|string epoch ms or ISO (default: everything)
+---@param opts? {page?: integer}
+---@return fun(): table|nil iterator
+function Client:history(collection, since, opts) end
+
+--- The time of the latest change in each collection.
+--- Context: task only (waits).
+--- Notes: needs v3. Returns `{srvDate = ms, collections = {entries = ms, treatments = ms, …}}`.
+---@return table|nil last_modified
+---@return table|nil err
+function Client:last_modified() end
+
+--- The server's status: `version`, `settings` (units, thresholds …), `serverTime`.
+--- Context: task only (waits).
+---@return table|nil status
+---@return table|nil err
+function Client:status() end
+
+--- The API this client uses, "v3" or "v1" (asks the server once whether it has v3).
+--- Context: task only (waits).
+---@return string|nil api
+---@return table|nil err
+function Client:api() end
+
+---@class nightscout.Created
+---@field identifier string|nil the document's identifier (v3), or its `_id` (v1)
+---@field deduplicated boolean the server matched an existing document and replaced it (v3)
+---@field last_modified integer|nil the server's modification time (v3)
+---@field api string "v3" or "v1"
+
+--- Creates a document. `app` is set to "lookout" when absent, and `date` from the ISO time
+--- when only that is given.
+--- Context: task only (waits).
+--- Notes: on v3 the server deduplicates (same identifier, or same time and type), so sending
+--- the same document twice stores it once. On v1 it is a plain POST.
+---@param collection string
+---@param doc table
+---@return nightscout.Created|nil created
+---@return table|nil err
+function Client:create(collection, doc) end
+
+--- Replaces a whole document (fields missing from `doc` are removed), or inserts it.
+--- Context: task only (waits).
+--- Notes: needs v3. Returns `{created = bool, identifier = …, last_modified = ms}`.
+---@param collection string
+---@param identifier string
+---@param doc table
+---@return table|nil result
+---@return table|nil err
+function Client:update(collection, identifier, doc) end
+
+--- Sets some fields of a document.
+--- Context: task only (waits).
+--- Notes: needs v3. A read-only document gives `err.status == 422`.
+---@param collection string
+---@param identifier string
+---@param fields table
+---@return true|nil ok
+---@return table|nil err
+function Client:patch(collection, identifier, fields) end
+
+--- Deletes a document: softly (it stays in history with `isValid = false`), or for good with
+--- `{permanent = true}`.
+--- Context: task only (waits).
+--- Notes: needs v3.
+---@param collection string
+---@param identifier string
+---@param opts? {permanent?: boolean}
+---@return true|nil ok
+---@return table|nil err
+function Client:delete(collection, identifier, opts) end
+
+---@class nightscout.bg_reading
+---@field sgv number glucose in mg/dL (1 to 1000)
+---@field date number|string when it was measured: epoch ms or ISO (required)
+---@field direction? string the trend arrow; else computed from `slope`
+---@field slope? number mg/dL per minute, for the direction
+---@field device? string the uploading device
+---@field raw? number the raw sensor value (`filtered`/`unfiltered` are raw × 1000)
+
+--- Uploads a glucose reading as xDrip4iOS does: an `sgv` entry with `date`, `dateString`,
+--- `sysTime`, direction, noise and a v3 identifier computed from device and time, so
+--- uploading the same reading again does not duplicate it on v3.
+--- Context: task only (waits).
+--- ```lua
+--- assert(home:upload_bg { sgv = 112, date = 1714557600000, slope = -0.4, device = "lookout-demo" })
+--- ```
+---@param reading nightscout.bg_reading
+---@return nightscout.Created|nil created
+---@return table|nil err
+function Client:upload_bg(reading) end
+
+--- Uploads a treatment. `eventType` is required ("Correction Bolus", "Carb Correction",
+--- "Meal Bolus", "Temp Basal", "Note" …); `insulin`, `carbs`, `protein`, `fat`, `duration`,
+--- `absolute`, `rate` and `glucose` must be non-negative numbers. The time is `created_at` or
+--- `date` (epoch ms or ISO), default now; `enteredBy` and `app` default to "lookout".
+--- Context: task only (waits).
+--- ```lua
+--- assert(home:upload_treatment { eventType = "Carb Correction", carbs = 15, notes = "juice" })
+--- ```
+---@param treatment table
+---@return nightscout.Created|nil created
+---@return table|nil err
+function Client:upload_treatment(treatment) end

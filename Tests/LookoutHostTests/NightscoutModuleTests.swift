@@ -1,0 +1,293 @@
+import Foundation
+import LookoutSim
+import LookoutTestSupport
+import Lua
+import XCTest
+
+@testable import LookoutHost
+
+/// One Nightscout simulator for the whole test process (stopping a server while a connection
+/// arrives can trap in NIO), with an admin and a read-only subject. Tests keep their data apart
+/// by device name and time range.
+actor NightscoutModuleSim {
+    static let shared = NightscoutModuleSim()
+    static let secret = "this is my long pass phrase"
+
+    struct Running: Sendable {
+        let sim: NightscoutSimulator
+        let url: URL
+        let adminToken: String
+        let readerToken: String
+    }
+
+    private var running: Running?
+
+    func start() async throws -> Running {
+        if let running { return running }
+        let sim = NightscoutSimulator(options: .init(apiSecret: Self.secret, authFailDelay: .zero))
+        let url = try await sim.start()
+        let admin = await sim.addSubject(name: "lua-admin", roles: ["admin"])
+        let reader = await sim.addSubject(name: "lua-reader", roles: ["readable"])
+        let r = Running(sim: sim, url: url, adminToken: admin, readerToken: reader)
+        running = r
+        return r
+    }
+}
+
+/// The `nightscout` Lua module against the simulator: v3 with a token, v1 with the API secret,
+/// writes, history, `latest`, profiles, and every kind of failure a script must see.
+final class NightscoutModuleTests: XCTestCase {
+    private var site: NightscoutModuleSim.Running!
+
+    override func setUp() async throws {
+        site = try await NightscoutModuleSim.shared.start()
+    }
+
+    /// Runs `source` with the `nightscout` module configured with profiles `home` (admin token),
+    /// `reader` (read-only token), `legacy` (API secret) and `wrong` (a bad token).
+    private func run(_ source: String, file: StaticString = #filePath, line: UInt = #line) async throws -> [String] {
+        let config = try HostConfig(text: """
+            [nightscout.home]
+            url = "\(site.url.absoluteString)"
+            token_env = "NS_TOKEN"
+            [nightscout.reader]
+            url = "\(site.url.absoluteString)"
+            token_env = "NS_READER"
+            [nightscout.legacy]
+            url = "\(site.url.absoluteString)"
+            secret_env = "NS_SECRET"
+            [nightscout.wrong]
+            url = "\(site.url.absoluteString)"
+            token_env = "NS_WRONG"
+            """)
+        let environment = ["NS_TOKEN": site.adminToken, "NS_READER": site.readerToken, "NS_SECRET": NightscoutModuleSim.secret,
+                           "NS_WRONG": "lua-admin-0000000000000000", "NS_URL": site.url.absoluteString]
+        let (transcript, outcome) = try await runLua(
+            "local nightscout = require 'nightscout'\n" + source,
+            modules: [NightscoutModule(config: config, environment: environment)])
+        XCTAssertEqual(transcript.errors.map(\.description), [], file: file, line: line)
+        XCTAssertEqual(outcome.exitCode, 0, file: file, line: line)
+        return transcript.lines
+    }
+
+    func testTokenClientUsesV3AndDocumentsCarryBothTimeForms() async throws {
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            print(home:api(), tostring(home):match("^nightscout client home"))
+            local t0 = 1714557600000  -- 2024-05-01T10:00:00Z
+            for i = 0, 3 do
+              assert(home:upload_bg { sgv = 100 + i * 10, date = t0 + i * 300000, slope = 2.5, device = "lua-v3" })
+            end
+            local got = assert(home:entries { from = t0, to = "2024-05-01T10:15:00Z", device = "lua-v3" })
+            print(#got, got[1].sgv, got[1].direction, got[1].date, got[1].dateString, got[1].type, got[1].app)
+            print(got[4].sgv, got[4].identifier ~= nil, getmetatable(got) == json.array_mt)
+            local high = assert(home:search("entries", { device = "lua-v3", sgv = { gte = 120 }, sort = "date" }))
+            print(#high, high[1].sgv, high[2].sgv)
+            local only = assert(home:entries { device = "lua-v3", from = t0, count = 2, fields = { "sgv" } })
+            print(#only, only[1].sgv, only[1].direction)
+            assert(home:upload_treatment { eventType = "Correction Bolus", insulin = 1.5, date = t0, device = "lua-v3" })
+            local tr = assert(home:treatments { from = t0, to = t0, device = "lua-v3" })
+            print(#tr, tr[1].eventType, tr[1].insulin, tr[1].created_at, tr[1].date, tr[1].enteredBy)
+            local none = assert(home:entries { device = "nobody", last = "1h" })
+            print(#none, json.encode(none))
+            """)
+        XCTAssertEqual(lines, [
+            "v3\tnightscout client home",
+            "4\t130\tSingleUp\t1714558500000\t2024-05-01T10:15:00.000Z\tsgv\tlookout",
+            "100\ttrue\ttrue",
+            "2\t120\t130",
+            "2\t130\tnil",
+            "1\tCorrection Bolus\t1.5\t2024-05-01T10:00:00.000Z\t1714557600000\tlookout",
+            "0\t[]",
+        ])
+    }
+
+    func testSecretClientFallsBackToV1AndSeesTheSameData() async throws {
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            local legacy = assert(nightscout.client "legacy")
+            print(legacy:api())
+            local t0 = 1714644000000  -- 2024-05-02T10:00:00Z
+            assert(home:upload_bg { sgv = 90, date = t0, direction = "Flat", device = "lua-v1" })
+            local created = assert(legacy:upload_bg { sgv = 95, date = t0 + 300000, direction = "FortyFiveUp", device = "lua-v1" })
+            print(created.api, type(created.identifier))
+            local got = assert(legacy:entries { from = t0, to = t0 + 300000, device = "lua-v1" })
+            print(#got, got[1].sgv, got[1].direction, got[2].sgv, got[2].dateString)
+            local seen = assert(home:entries { from = t0, to = t0 + 300000, device = "lua-v1" })
+            print(#seen)
+            local ok, err = legacy:read("entries", "x")
+            print(ok, err.code, err.service)
+            local ok2, err2 = legacy:search("entries", { sort = "sgv" })
+            print(ok2, err2.code, err2.message)
+            local big = assert(legacy:entries { device = "lua-v1", sgv = { gte = 93 }, from = t0 })
+            print(#big, big[1].sgv)
+            """)
+        XCTAssertEqual(lines, [
+            "v1",
+            "v1\tstring",
+            "2\t95\tFortyFiveUp\t90\t2024-05-02T10:00:00.000Z",
+            "2",
+            "nil\tunsupported\tnightscout",
+            "nil\tunsupported\tsorting needs API v3 (an access token)",
+            "1\t95",
+        ])
+    }
+
+    func testCreateDeduplicatesAndUpdatePatchDeleteShowInHistory() async throws {
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            local start = home:last_modified().srvDate
+            local doc = { eventType = "Note", notes = "first", date = 1714730400000, device = "lua-crud" }
+            local a = assert(home:create("treatments", doc))
+            local b = assert(home:create("treatments", doc))
+            print(a.api, a.deduplicated, b.deduplicated, a.identifier == b.identifier, math.type(a.last_modified))
+            assert(home:patch("treatments", a.identifier, { notes = "patched" }))
+            print(assert(home:read("treatments", a.identifier)).notes)
+            local u = assert(home:update("treatments", a.identifier, { eventType = "Note", notes = "replaced",
+                                                                        date = 1714730400000, device = "lua-crud" }))
+            print(u.created, assert(home:read("treatments", a.identifier)).notes)
+            assert(home:delete("treatments", a.identifier))
+            local gone, err = home:read("treatments", a.identifier)
+            print(gone, err.code, err.status)
+            local seen = {}
+            for d in home:history("treatments", start) do
+              if d.identifier == a.identifier then seen[#seen + 1] = tostring(d.isValid) .. ":" .. d.notes end
+            end
+            print(table.concat(seen, ","))
+            local missing, err2 = home:read("treatments", "no-such-id")
+            print(missing, err2.status)
+            """)
+        XCTAssertEqual(lines, [
+            "v3\tfalse\ttrue\ttrue\tinteger",
+            "patched",
+            "false\treplaced",
+            "nil\thttp\t410",
+            "false:replaced",
+            "nil\t404",
+        ])
+    }
+
+    func testHistoryPagesNeitherLoseNorRepeatDocuments() async throws {
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            local start = home:last_modified().srvDate
+            for i = 1, 7 do
+              assert(home:create("devicestatus", { device = "lua-history", date = 1714816800000 + i, uploaderBattery = i }))
+            end
+            local seen, last = {}, 0
+            for d in home:history("devicestatus", start, { page = 2 }) do
+              if d.device == "lua-history" then seen[#seen + 1] = d.uploaderBattery end
+              assert(d.srvModified >= last, "history is in srvModified order")
+              last = d.srvModified
+              assert(d.created_at and d.date)
+            end
+            print(table.concat(seen, " "))
+            """)
+        XCTAssertEqual(lines, ["1 2 3 4 5 6 7"])
+    }
+
+    func testLatestReadingAndProfileSchedules() async throws {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            local now = \(now)
+            assert(home:upload_bg { sgv = 150, date = now - 360000, direction = "Flat", device = "lua-latest" })
+            assert(home:upload_bg { sgv = 138, date = now - 60000, direction = "FortyFiveDown", device = "lua-latest" })
+            local bg = assert(home:latest())
+            print(bg.sgv, bg.mmol, bg.direction, bg.delta, bg.device, bg.date == now - 60000, bg.entry.sgv)
+            print(bg.age >= 59 and bg.age < 120)
+            assert(home:create("profile", {
+              defaultProfile = "Default", startDate = "2024-01-01T00:00:00.000Z", date = now,
+              store = {
+                Default = { timezone = "Europe/Berlin", units = "mg/dl",
+                  basal = { { time = "00:00", value = 0.8 }, { time = "06:00", value = 1.2 } },
+                  sens = { { time = "00:00", value = 40 } }, carbratio = { { time = "00:00", value = 10 } },
+                  target_low = { { time = "00:00", value = 90 } }, target_high = { { time = "00:00", value = 120 } } },
+                Sport = { basal = { { time = "00:00", value = 0.5 } } },
+              },
+            }))
+            local p = assert(home:profile())
+            -- 05:30 UTC is 07:30 in Berlin (summer time): the 06:00 rate applies there.
+            print(p.defaultProfile, p:basal("2024-07-01T05:30:00Z"), p:basal("2024-07-01T03:30:00Z"), p:value("basal", "2024-07-01T05:30:00Z", "Sport"))
+            print(p:sens(), p:carbratio(), p:targets())
+            print(pcall(p.basal, p, nil, "Nope"))
+            print(nightscout.direction(2.5), nightscout.direction(-0.2), nightscout.direction(0/0))
+            print(nightscout.to_mgdl(5.5) // 1, math.floor(nightscout.to_mmol(180) * 10 + 0.5) / 10)
+            """)
+        XCTAssertEqual(lines, [
+            "138\t7.7\tFortyFiveDown\t-12.0\tlua-latest\ttrue\t138",
+            "true",
+            "Default\t1.2\t0.8\t0.5",
+            "40.0\t10.0\t90.0\t120.0",
+            "false\tprofile: no profile named 'Nope' (the document has: Default, Sport)",
+            "SingleUp\tFlat\tNOT COMPUTABLE",
+            "99.0\t10.0",
+        ])
+    }
+
+    func testFailuresAreErrorsScriptsCanRead() async throws {
+        await site.sim.inject(.status(500), count: 1, pathPrefix: "/api/v3/entries")
+        await site.sim.inject(.tooManyRequests(retryAfterSeconds: 7), count: 1, pathPrefix: "/api/v3/treatments")
+        await site.sim.inject(.status(502), count: 1, pathPrefix: "/api/v3/food/history")
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            local _, e1 = home:entries { last = "1h" }
+            print(e1.code, e1.status, e1.retryable, e1.service)
+            local _, e2 = home:treatments { last = "1h" }
+            print(e2.code, e2.status, e2.retryable, e2.retry_after)
+            local ok, e3 = pcall(function() for _ in home:history("food") do end end)
+            print(ok, e3.status, tostring(e3))
+            local wrong = assert(nightscout.client "wrong")
+            local _, e4 = wrong:entries()
+            print(e4.code, e4.status, e4.retryable)
+            local reader = assert(nightscout.client "reader")
+            local _, e5 = reader:upload_treatment { eventType = "Note", notes = "no" }
+            print(e5.code, e5.status)
+            local none, e6 = nightscout.client "elsewhere"
+            print(none, e6.code, e6.message)
+            local none2, e7 = nightscout.connect { url = "http://127.0.0.1:1", token_env = "UNSET_VAR" }
+            print(none2, e7.code, e7.message)
+            local refused = assert(nightscout.connect { url = "http://127.0.0.1:1", secret = "a secret of twelve", timeout = "2s" })
+            local _, e8 = refused:entries()
+            print(e8.code, e8.retryable, (tostring(e8):find("twelve")))
+            for _, bad in ipairs {
+              function() home:entries { count = 0 } end,
+              function() home:entries { from = os.time() } end,
+              function() home:entries { last = "3h", from = 1714557600000 } end,
+              function() home:search("pets") end,
+              function() home:entries { sgv = { near = 1 } } end,
+              function() home:upload_bg { sgv = 100 } end,
+              function() home:upload_bg { sgv = 5000, date = 1714557600000 } end,
+              function() home:upload_treatment { insulin = 1 } end,
+              function() home:upload_treatment { eventType = "Correction Bolus", insulin = -1 } end,
+              function() nightscout.connect { url = "ftp://x" } end,
+              function() nightscout.connect { url = "http://x", colour = "red" } end,
+              function() home.entries() end,
+            } do
+              print((select(2, pcall(bad)):gsub("^test.lua:%d+: ", "")))
+            end
+            """)
+        XCTAssertEqual(lines, [
+            "http\t500\ttrue\tnightscout",
+            "http\t429\ttrue\t7.0",
+            "false\t502\tnightscout: HTTP 502: {\"status\":502}",
+            "auth\t401\tfalse",
+            "auth\t403",
+            "nil\tconfig\tno [nightscout.elsewhere] profile in config.toml (profiles: home, legacy, reader, wrong)",
+            "nil\tconfig\tenvironment variable UNSET_VAR is not set",
+            "network\ttrue\tnil",
+            "bad argument #1 to 'nightscout.client:entries' (opts.count: expected an integer from 1 to 100000)",
+            "bad argument #1 to 'nightscout.client:entries' (opts.from: expected epoch milliseconds, got \(Int(Date().timeIntervalSince1970)), which looks like seconds (multiply os.time() by 1000))",
+            "bad argument #1 to 'nightscout.client:entries' (opts.last and opts.from cannot both be given)",
+            "bad argument #1 to 'nightscout.client:search' (unknown collection 'pets' (known: devicestatus, entries, food, profile, settings, treatments))",
+            "bad argument #1 to 'nightscout.client:entries' (opts.sgv.near: unknown operator (known: eq, ne, gt, gte, lt, lte, in, nin, re))",
+            "bad argument #1 to 'nightscout.client:upload_bg' (date: required (epoch ms or ISO string))",
+            "bad argument #1 to 'nightscout.client:upload_bg' (sgv: expected a glucose value in mg/dL (1 to 1000))",
+            "bad argument #1 to 'nightscout.client:upload_treatment' (eventType: required, e.g. \"Correction Bolus\" or \"Carb Correction\")",
+            "bad argument #1 to 'nightscout.client:upload_treatment' (insulin: expected a non-negative number)",
+            "bad argument #1 to 'nightscout.connect' (opts.url: expected http(s)://host[:port][/path])",
+            "bad argument #1 to 'nightscout.connect' (unknown option 'colour' (known: api, fallback, jwt, jwt_env, secret, secret_env, timeout, token, token_env, url))",
+            "bad self to 'nightscout.client:entries' (nightscout client expected, got no value); call it with ':'",
+        ])
+    }
+}
