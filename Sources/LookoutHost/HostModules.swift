@@ -11,7 +11,8 @@ public enum HostModules {
             ConfigModule(config: config),
             HTTPModule(),
             StoreModule(paths: paths),
-            NightscoutModule(config: config),
+            NightscoutModule(config: config, paths: paths),
+            OutboxModule(paths: paths),
         ]
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LookoutSim
 import LookoutTestSupport
+import NightscoutKit
 import Lua
 import XCTest
 
@@ -45,7 +46,9 @@ final class NightscoutModuleTests: XCTestCase {
 
     /// Runs `source` with the `nightscout` module configured with profiles `home` (admin token),
     /// `reader` (read-only token), `legacy` (API secret) and `wrong` (a bad token).
-    private func run(_ source: String, file: StaticString = #filePath, line: UInt = #line) async throws -> [String] {
+    private func run(_ source: String, store: StateStore? = nil, file: StaticString = #filePath, line: UInt = #line) async throws
+        -> [String]
+    {
         let config = try HostConfig(text: """
             [nightscout.home]
             url = "\(site.url.absoluteString)"
@@ -62,9 +65,11 @@ final class NightscoutModuleTests: XCTestCase {
             """)
         let environment = ["NS_TOKEN": site.adminToken, "NS_READER": site.readerToken, "NS_SECRET": NightscoutModuleSim.secret,
                            "NS_WRONG": "lua-admin-0000000000000000", "NS_URL": site.url.absoluteString]
+        let store = try store ?? StateStore()
         let (transcript, outcome) = try await runLua(
-            "local nightscout = require 'nightscout'\n" + source,
-            modules: [NightscoutModule(config: config, environment: environment)])
+            "local nightscout = require 'nightscout'\nlocal outbox = require 'outbox'\n" + source,
+            modules: [NightscoutModule(config: config, store: store, environment: environment, retryPolicy: RetryPolicy(initialDelay: 3600)),
+                      OutboxModule(store: store)])
         XCTAssertEqual(transcript.errors.map(\.description), [], file: file, line: line)
         XCTAssertEqual(outcome.exitCode, 0, file: file, line: line)
         return transcript.lines
@@ -110,7 +115,7 @@ final class NightscoutModuleTests: XCTestCase {
             local t0 = 1714644000000  -- 2024-05-02T10:00:00Z
             assert(home:upload_bg { sgv = 90, date = t0, direction = "Flat", device = "lua-v1" })
             local created = assert(legacy:upload_bg { sgv = 95, date = t0 + 300000, direction = "FortyFiveUp", device = "lua-v1" })
-            print(created.api, type(created.identifier))
+            print(created.state, type(created.id))
             local got = assert(legacy:entries { from = t0, to = t0 + 300000, device = "lua-v1" })
             print(#got, got[1].sgv, got[1].direction, got[2].sgv, got[2].dateString)
             local seen = assert(home:entries { from = t0, to = t0 + 300000, device = "lua-v1" })
@@ -124,7 +129,7 @@ final class NightscoutModuleTests: XCTestCase {
             """)
         XCTAssertEqual(lines, [
             "v1",
-            "v1\tstring",
+            "sent\tstring",
             "2\t95\tFortyFiveUp\t90\t2024-05-02T10:00:00.000Z",
             "2",
             "nil\tunsupported\tnightscout",
@@ -140,25 +145,25 @@ final class NightscoutModuleTests: XCTestCase {
             local doc = { eventType = "Note", notes = "first", date = 1714730400000, device = "lua-crud" }
             local a = assert(home:create("treatments", doc))
             local b = assert(home:create("treatments", doc))
-            print(a.api, a.deduplicated, b.deduplicated, a.identifier == b.identifier, math.type(a.last_modified))
-            assert(home:patch("treatments", a.identifier, { notes = "patched" }))
-            print(assert(home:read("treatments", a.identifier)).notes)
-            local u = assert(home:update("treatments", a.identifier, { eventType = "Note", notes = "replaced",
+            print(a.state, b.state, a.deduplicated, a.id == b.id, b.attempts, math.type(b.sent_at))
+            assert(home:patch("treatments", a.id, { notes = "patched" }))
+            print(assert(home:read("treatments", a.id)).notes)
+            local u = assert(home:update("treatments", a.id, { eventType = "Note", notes = "replaced",
                                                                         date = 1714730400000, device = "lua-crud" }))
-            print(u.created, assert(home:read("treatments", a.identifier)).notes)
-            assert(home:delete("treatments", a.identifier))
-            local gone, err = home:read("treatments", a.identifier)
+            print(u.created, assert(home:read("treatments", a.id)).notes)
+            assert(home:delete("treatments", a.id))
+            local gone, err = home:read("treatments", a.id)
             print(gone, err.code, err.status)
             local seen = {}
             for d in home:history("treatments", start) do
-              if d.identifier == a.identifier then seen[#seen + 1] = tostring(d.isValid) .. ":" .. d.notes end
+              if d.identifier == a.id then seen[#seen + 1] = tostring(d.isValid) .. ":" .. d.notes end
             end
             print(table.concat(seen, ","))
             local missing, err2 = home:read("treatments", "no-such-id")
             print(missing, err2.status)
             """)
         XCTAssertEqual(lines, [
-            "v3\tfalse\ttrue\ttrue\tinteger",
+            "sent\tsent\tfalse\ttrue\t1\tinteger",
             "patched",
             "false\treplaced",
             "nil\thttp\t410",
@@ -242,14 +247,14 @@ final class NightscoutModuleTests: XCTestCase {
             print(e4.code, e4.status, e4.retryable)
             local reader = assert(nightscout.client "reader")
             local _, e5 = reader:upload_treatment { eventType = "Note", notes = "no" }
-            print(e5.code, e5.status)
+            print(e5.code, e5.status, type(e5.outbox_id))
             local none, e6 = nightscout.client "elsewhere"
             print(none, e6.code, e6.message)
             local none2, e7 = nightscout.connect { url = "http://127.0.0.1:1", token_env = "UNSET_VAR" }
             print(none2, e7.code, e7.message)
-            local refused = assert(nightscout.connect { url = "http://127.0.0.1:1", secret = "a secret of twelve", timeout = "2s" })
+            local refused = assert(nightscout.connect { url = "http://127.0.0.1:1", secret_env = "NS_SECRET", timeout = "2s" })
             local _, e8 = refused:entries()
-            print(e8.code, e8.retryable, (tostring(e8):find("twelve")))
+            print(e8.code, e8.retryable, (tostring(e8):find("pass phrase")))
             for _, bad in ipairs {
               function() home:entries { count = 0 } end,
               function() home:entries { from = os.time() } end,
@@ -262,6 +267,7 @@ final class NightscoutModuleTests: XCTestCase {
               function() home:upload_treatment { eventType = "Correction Bolus", insulin = -1 } end,
               function() nightscout.connect { url = "ftp://x" } end,
               function() nightscout.connect { url = "http://x", colour = "red" } end,
+              function() nightscout.connect { url = "http://x", token = "abc" } end,
               function() home.entries() end,
             } do
               print((select(2, pcall(bad)):gsub("^test.lua:%d+: ", "")))
@@ -272,7 +278,7 @@ final class NightscoutModuleTests: XCTestCase {
             "http\t429\ttrue\t7.0",
             "false\t502\tnightscout: HTTP 502: {\"status\":502}",
             "auth\t401\tfalse",
-            "auth\t403",
+            "auth\t403\tstring",
             "nil\tconfig\tno [nightscout.elsewhere] profile in config.toml (profiles: home, legacy, reader, wrong)",
             "nil\tconfig\tenvironment variable UNSET_VAR is not set",
             "network\ttrue\tnil",
@@ -286,8 +292,45 @@ final class NightscoutModuleTests: XCTestCase {
             "bad argument #1 to 'nightscout.client:upload_treatment' (eventType: required, e.g. \"Correction Bolus\" or \"Carb Correction\")",
             "bad argument #1 to 'nightscout.client:upload_treatment' (insulin: expected a non-negative number)",
             "bad argument #1 to 'nightscout.connect' (opts.url: expected http(s)://host[:port][/path])",
-            "bad argument #1 to 'nightscout.connect' (unknown option 'colour' (known: api, fallback, jwt, jwt_env, secret, secret_env, timeout, token, token_env, url))",
+            "bad argument #1 to 'nightscout.connect' (unknown option 'colour' (known: api, fallback, jwt_env, secret_env, timeout, token_env, url))",
+            "bad argument #1 to 'nightscout.connect' (unknown option 'token' (known: api, fallback, jwt_env, secret_env, timeout, token_env, url))",
             "bad self to 'nightscout.client:entries' (nightscout client expected, got no value); call it with ':'",
         ])
+    }
+
+    func testUploadsGoThroughTheOutboxAndSurviveFailures() async throws {
+        await site.sim.inject(.status(503), count: 1, pathPrefix: "/api/v3/treatments")
+        let store = try StateStore()
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            local reader = assert(nightscout.client "reader")
+            local r = assert(home:upload_treatment { eventType = "Note", notes = "queued", date = 1715076000000, device = "lua-outbox" })
+            print(r.state, r.attempts, r.status, r.error ~= nil, r.next_attempt > r.created, r.source)
+            local pending = assert(outbox.list())
+            print(#pending, pending[1].id == r.id, pending[1].state)
+            print(json.encode(assert(outbox.flush()), { sort_keys = true }))
+            print(#assert(outbox.list()), assert(outbox.list { state = "sent" })[1].attempts)
+            local seen = assert(home:treatments { from = 1715076000000, to = 1715076000000, device = "lua-outbox" })
+            print(#seen, seen[1].identifier == r.id)
+            local _, err = reader:upload_treatment { eventType = "Note", notes = "refused", date = 1715076000000, device = "lua-outbox-2" }
+            local failed = assert(outbox.list { state = "failed" })
+            print(#failed, failed[1].id == err.outbox_id, failed[1].status, failed[1].attempts)
+            print(assert(outbox.retry(err.outbox_id)).attempts, assert(outbox.drop(err.outbox_id)), #assert(outbox.list()))
+            local _, missing = outbox.drop("nope")
+            print(missing.code)
+            """, store: store)
+        XCTAssertEqual(lines, [
+            "pending\t1\t503\ttrue\ttrue\ttest.lua",
+            "1\ttrue\tpending",
+            #"{"failed":0,"retrying":0,"sent":1}"#,
+            "0\t2",
+            "1\ttrue",
+            "1\ttrue\t403\t1",
+            "2\ttrue\t0",
+            "not_found",
+        ])
+        // Stored before sending: the store holds both items' history.
+        let all = try await store.items(site: nil, states: Set(OutboxItem.State.allCases), limit: 10)
+        XCTAssertEqual(all.map(\.state), [.sent])
     }
 }

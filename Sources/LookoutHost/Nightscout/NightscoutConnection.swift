@@ -6,12 +6,17 @@ import NightscoutKit
 /// (`nightscout.connect{url=…, token_env=…}`). Both give a `NightscoutConfiguration`.
 ///
 /// Credentials, by the first present of: `token` (an access token: API v3, and v1), `jwt`, and
-/// `secret` (the API secret: v1 only). Each may be given as `NAME_env` (an environment variable)
-/// or, in the config file, `NAME_file`; `connect` also takes the value itself.
+/// `secret` (the API secret: v1 only). Each is given as `NAME_env` (an environment variable) or,
+/// in the config file, `NAME_file`. Scripts never hold a secret: `connect` takes only the name
+/// of the variable.
 struct NightscoutConnection: Sendable {
     var configuration: NightscoutConfiguration
     var timeout: TimeInterval
     var label: String
+    /// Whose credentials these are, without them: the profile name, or the variable `connect`
+    /// read (`env:NS_TOKEN`). Uploads are queued per site and identity, so a queued document is
+    /// always sent with the credentials of the client that queued it.
+    var identity: String
 
     /// The credential names, in order of preference.
     static let credentialNames = ["token", "jwt", "secret"]
@@ -56,7 +61,7 @@ struct NightscoutConnection: Sendable {
                 throw profile.error(key: "url", "\(error)".replacingOccurrences(of: "Nightscout: invalid request: ", with: ""))
             }
             return NightscoutConnection(configuration: configuration, timeout: try profile.duration("timeout") ?? defaultTimeout,
-                                        label: name)
+                                        label: name, identity: "profile:" + name)
         } catch let error as ConfigError {
             throw LuaErrorInfo(code: "config", message: error.description, service: "nightscout")
         }
@@ -64,7 +69,7 @@ struct NightscoutConnection: Sendable {
 
     /// The options `nightscout.connect` accepts.
     static let optionNames: Set<String> = Set(["url", "api", "fallback", "timeout"]
-        + credentialNames.flatMap { [$0, $0 + "_env"] })
+        + credentialNames.map { $0 + "_env" })
 
     /// From `nightscout.connect{…}` (argument `n`).
     static func options(_ call: LuaCall, _ n: Int, environment: [String: String]) throws -> NightscoutConnection {
@@ -74,12 +79,8 @@ struct NightscoutConnection: Sendable {
         }
         guard let url = opts["url"]?.text else { throw call.argumentError(n, "opts.url: the site's address is required") }
         var credentials = NightscoutCredentials.none
+        var identity = "anonymous"
         for name in credentialNames {
-            if let value = opts[name] {
-                guard let text = value.text, !text.isEmpty else { throw call.argumentError(n, "opts.\(name): expected a non-empty string") }
-                credentials = Self.credentials(name, text)
-                break
-            }
             if let variable = opts[name + "_env"] {
                 guard let variableName = variable.text else { throw call.argumentError(n, "opts.\(name)_env: expected a variable name") }
                 guard let text = environment[variableName], !text.isEmpty else {
@@ -87,6 +88,7 @@ struct NightscoutConnection: Sendable {
                         + (environment[variableName] == nil ? "not set" : "empty"), service: "nightscout")
                 }
                 credentials = Self.credentials(name, text)
+                identity = "env:" + variableName
                 break
             }
         }
@@ -108,6 +110,7 @@ struct NightscoutConnection: Sendable {
         } catch {
             throw call.argumentError(n, "opts.url: expected http(s)://host[:port][/path]")
         }
-        return NightscoutConnection(configuration: configuration, timeout: timeout, label: configuration.siteURL.host ?? url)
+        return NightscoutConnection(configuration: configuration, timeout: timeout, label: configuration.siteURL.host ?? url,
+                                    identity: identity)
     }
 }

@@ -16,10 +16,27 @@ struct NightscoutModule: LuaModule {
     let config: HostConfig
     /// Where `…_env` secrets are read from.
     let environment: [String: String]
+    /// Opens the state database (the outbox), on first use and off the Lua thread.
+    let openStore: @Sendable () throws -> StateStore
+    /// When failed uploads are tried again.
+    let retryPolicy: RetryPolicy
 
-    init(config: HostConfig, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    /// The module for scripts, with the outbox in the state database at `paths`.
+    init(config: HostConfig, paths: LookoutPaths, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.init(config: config, environment: environment) { try StateStore.shared(paths: paths) }
+    }
+
+    /// The module over an open store (tests), optionally with its own retry timing.
+    init(config: HostConfig, store: StateStore, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy()) {
+        self.init(config: config, environment: environment, retryPolicy: retryPolicy) { store }
+    }
+
+    private init(config: HostConfig, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy(),
+                 openStore: @escaping @Sendable () throws -> StateStore) {
         self.config = config
         self.environment = environment
+        self.retryPolicy = retryPolicy
+        self.openStore = openStore
     }
 
     func push(into engine: LuaEngine, stack: LuaStack) throws {
@@ -28,15 +45,16 @@ struct NightscoutModule: LuaModule {
         engine.register(type: NightscoutSite.type, methods: methods)
         NightscoutProfileMethods.register(engine: engine, stack: stack)
         let config = self.config, environment = self.environment
+        let outboxes = NightscoutOutboxes.Opener(openStore: openStore, policy: retryPolicy)
         engine.pushLibrary([
             "client": { call in
                 let name = try call.string(1)
-                return try Self.open(call, key: "profile:" + name) {
+                return try Self.open(call, outboxes: outboxes) {
                     try NightscoutConnection.profile(name, config: config, environment: environment)
                 }
             },
             "connect": { call in
-                try Self.open(call, key: "connect") { try NightscoutConnection.options(call, 1, environment: environment) }
+                try Self.open(call, outboxes: outboxes) { try NightscoutConnection.options(call, 1, environment: environment) }
             },
             "direction": { call in
                 let slope = try call.number(1)
@@ -48,12 +66,16 @@ struct NightscoutModule: LuaModule {
     }
 
     /// Pushes a client object, or `nil, err` for a configuration problem (bad arguments raise).
-    static func open(_ call: LuaCall, key: String, _ connection: () throws -> NightscoutConnection) throws -> LuaReturn {
+    /// Opening the site's outbox in the background sends uploads an earlier run left pending.
+    static func open(_ call: LuaCall, outboxes: NightscoutOutboxes.Opener,
+                     _ connection: () throws -> NightscoutConnection) throws -> LuaReturn {
         do {
             let c = try connection()
-            let client = NightscoutClientPool.client(key: key + "@" + c.configuration.siteURL.absoluteString,
-                                                     configuration: c.configuration, timeout: c.timeout)
-            call.push(object: NightscoutSite(client: client, label: c.label), type: NightscoutSite.type)
+            let queue = OutboxItem.siteKey(for: c.configuration) + "#" + c.identity
+            let client = NightscoutClientPool.client(key: queue, configuration: c.configuration, timeout: c.timeout)
+            Task.detached { _ = try? outboxes.outbox(for: client, queue: queue) }
+            call.push(object: NightscoutSite(client: client, label: c.label, queue: queue, outboxes: outboxes),
+                      type: NightscoutSite.type)
             return .values(1)
         } catch let raise as LuaRaise {
             throw raise

@@ -3,61 +3,74 @@ import Foundation
 import Lua
 import NightscoutKit
 
-/// Writing: `create`, `update`, `patch`, `delete`, `upload_bg`, `upload_treatment`.
+/// Writing: `create`, `upload_bg` and `upload_treatment` go through the site's durable outbox;
+/// `update`, `patch` and `delete` are sent directly.
 extension NightscoutSite {
     static var writeMethods: [String: LuaBinding] {
         [
             "create": { call in
                 let collection = try collection(call, 1)
-                return try create(call, collection, try document(call, 2, collection: collection))
+                return try queue(call, collection, try document(call, 2, collection: collection))
             },
             "update": { call in try update(call) },
             "patch": { call in try patch(call) },
             "delete": { call in try delete(call) },
-            "upload_bg": { call in try create(call, .entries, try bgReading(call, 1)) },
-            "upload_treatment": { call in try create(call, .treatments, try treatment(call, 1)) },
+            "upload_bg": { call in try queue(call, .entries, try bgReading(call, 1)) },
+            "upload_treatment": { call in try queue(call, .treatments, try treatment(call, 1)) },
         ]
     }
 
     /// The app name written into documents that name none (`app`, required by v3).
     static let appName = "lookout"
 
-    /// What a create answers: `{identifier=…, deduplicated=…, last_modified=…, api=…}`.
-    struct Created: Sendable {
-        var api: NightscoutAPIVersion
-        var identifier: String?
-        var deduplicated: Bool
-        var lastModified: Int64?
+    /// A document ready for the outbox: its identifier (made here, stable across re-sends) and JSON.
+    struct QueuedDocument: Sendable {
+        var identifier: String
+        var body: Data
+    }
 
-        var luaValue: LuaValue {
-            var fields: [String: LuaValue] = ["api": .text(api.rawValue), "deduplicated": .bool(deduplicated)]
-            if let identifier { fields["identifier"] = .text(identifier) }
-            if let lastModified { fields["last_modified"] = .int(lastModified) }
-            return .object(fields)
+    /// How long an upload call waits for its first attempt before answering "pending" (the send
+    /// goes on in the background).
+    static let firstAttemptWindow: TimeInterval = 5
+
+    /// Stores the document in the site's outbox, tries to send it, and answers with the item:
+    /// `{id, state = "sent" | "pending", deduplicated, attempts, error, next_attempt}`, or
+    /// `nil, err` (with `err.outbox_id`) when the server refused it for good.
+    static func queue(_ call: LuaCall, _ collection: V3Collection, _ document: QueuedDocument) throws -> LuaReturn {
+        let site = try site(call)
+        let client = site.client, outboxes = site.outboxes, queueKey = site.queue
+        let source = call.engine.options.name
+        let engine = call.engine
+        return try wait(call, "nightscout upload \(collection.rawValue)", {
+            let (outbox, drainer) = try outboxes.outbox(for: client, queue: queueKey)
+            let item = try await outbox.enqueue(collection, identifier: document.identifier, body: document.body, source: source)
+            let result = await firstAttempt(outbox, item)
+            if result.state == .pending { drainer.kick() }
+            return result
+        }) { stack, item in
+            guard item.state == .failed else {
+                stack.push(OutboxLua.value(item))
+                return 1
+            }
+            stack.pushNil()
+            engine.push(error: OutboxLua.error(item), on: stack)
+            return 2
         }
     }
 
-    /// Creates a document with the API in use (v3 create, which deduplicates; or v1 POST).
-    static func create(_ call: LuaCall, _ collection: V3Collection, _ body: Data) throws -> LuaReturn {
-        let client = try site(call).client
-        return try wait(call, "nightscout create \(collection.rawValue)", {
-            switch try await client.resolvedAPI() {
-            case .v3:
-                let result = try await client.create(collection, json: body)
-                return Created(api: .v3, identifier: result.identifier, deduplicated: result.isDeduplicated,
-                               lastModified: result.lastModified)
-            case .v1:
-                guard collection != .settings else {
-                    throw NightscoutError.unsupportedCredentials("settings need API v3: configure an access token")
-                }
-                var array = Data("[".utf8); array.append(body); array.append(Data("]".utf8))
-                let answer = try await client.v1JSON("POST", "/" + collection.rawValue, body: array)
-                let stored = try? JSONDecoder().decode([JSONValue].self, from: answer)
-                return Created(api: .v1, identifier: stored?.first?["_id"]?.stringValue, deduplicated: false)
+    /// The outcome of the first attempt if it ends within `firstAttemptWindow`, else the item as
+    /// queued (the attempt goes on).
+    static func firstAttempt(_ outbox: Outbox, _ item: OutboxItem) async -> OutboxItem {
+        let attempt = Task { await outbox.attempt(item.identifier) ?? item }
+        return await withTaskGroup(of: OutboxItem?.self) { group in
+            group.addTask { await attempt.value }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(firstAttemptWindow))
+                return nil
             }
-        }) { stack, created in
-            stack.push(created.luaValue)
-            return 1
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? item
         }
     }
 
@@ -66,7 +79,7 @@ extension NightscoutSite {
         let client = try site(call).client
         let collection = try collection(call, 1)
         let identifier = try identifierArgument(call, 2)
-        let body = try document(call, 3, collection: collection)
+        let body = try document(call, 3, collection: collection, identifier: identifier).body
         return try wait(call, "nightscout update \(collection.rawValue)", {
             try await requireV3(client, for: "update")
             return try await client.update(collection, identifier: identifier, json: body)
@@ -127,18 +140,38 @@ extension NightscoutSite {
         return identifier
     }
 
-    /// Argument `n` as a document to send: a table of named fields, with `app` added when absent
-    /// and, for v3, `date` from `created_at` when only that is given.
-    static func document(_ call: LuaCall, _ n: Int, collection: V3Collection) throws(LuaRaise) -> Data {
+    /// Argument `n` as a document to send: a table of named fields, with `app` added when absent,
+    /// `date` from the ISO time when only that is given, and an `identifier` when it has none
+    /// (the server's own UUID v5 of device, date and event type; random without a date).
+    static func document(_ call: LuaCall, _ n: Int, collection: V3Collection, identifier: String? = nil) throws(LuaRaise)
+        -> QueuedDocument
+    {
         guard case .object(var fields) = try call.value(n, name: "doc"), !fields.isEmpty else {
             throw call.argumentError(n, "doc: expected a table of named fields")
         }
         if fields["app"] == nil { fields["app"] = .text(appName) }
+        if let identifier { fields["identifier"] = .text(identifier) }
         if fields["date"] == nil, let iso = fields[NightscoutDocuments.isoField(collection)]?.text,
            let parsed = NightscoutDate(string: iso) {
             fields["date"] = .int(parsed.epochMilliseconds)
         }
-        return try encode(call, .object(fields), argument: n)
+        return try queued(call, fields, argument: n)
+    }
+
+    /// The fields with an `identifier` (given, or made), encoded.
+    static func queued(_ call: LuaCall, _ fields: [String: LuaValue], argument n: Int) throws(LuaRaise) -> QueuedDocument {
+        var fields = fields
+        let identifier: String
+        if let given = fields["identifier"] {
+            guard let text = given.text, !text.isEmpty else { throw call.argumentError(n, "identifier: expected a non-empty string") }
+            identifier = text
+        } else if let date = fields["date"]?.int {
+            identifier = NightscoutIdentifier.compute(device: fields["device"]?.text, date: date, eventType: fields["eventType"]?.text)
+        } else {
+            identifier = UUID().uuidString.lowercased()
+        }
+        fields["identifier"] = .text(identifier)
+        return QueuedDocument(identifier: identifier, body: try encode(call, .object(fields), argument: n))
     }
 
     /// JSON text of a value, by the same codec as `json.encode`.
@@ -155,7 +188,7 @@ extension NightscoutSite {
     /// `home:upload_bg{sgv=…, date=…, direction=…|slope=…, device=…, raw=…}` as xDrip4iOS uploads
     /// it (seed 001): an `sgv` entry with both time forms, the direction (given, or from the slope
     /// in mg/dL per minute), filtered/unfiltered and a v3 identifier.
-    static func bgReading(_ call: LuaCall, _ n: Int) throws(LuaRaise) -> Data {
+    static func bgReading(_ call: LuaCall, _ n: Int) throws(LuaRaise) -> QueuedDocument {
         let opts = try call.options(n)
         let known: Set<String> = ["sgv", "date", "direction", "slope", "device", "raw"]
         if let unknown = opts.keys.sorted().first(where: { !known.contains($0) }) {
@@ -197,13 +230,17 @@ extension NightscoutSite {
             guard let text = direction.text, !text.isEmpty else { throw call.argumentError(n, "direction: expected a string such as \"Flat\"") }
             entry.direction = TrendDirection(rawValue: text)
         }
-        do { return try JSONEncoder().encode(entry) } catch { throw call.argumentError(n, "cannot encode the entry: \(error)") }
+        do {
+            return QueuedDocument(identifier: entry.common.identifier!, body: try JSONEncoder().encode(entry))
+        } catch {
+            throw call.argumentError(n, "cannot encode the entry: \(error)")
+        }
     }
 
     /// `home:upload_treatment{eventType=…, …}`: a treatment with `created_at` (given as
     /// `created_at` or `date`, default now), `date`, `enteredBy` and `app` filled in, and its
     /// amounts checked.
-    static func treatment(_ call: LuaCall, _ n: Int) throws(LuaRaise) -> Data {
+    static func treatment(_ call: LuaCall, _ n: Int) throws(LuaRaise) -> QueuedDocument {
         guard case .object(var fields) = try call.value(n, name: "treatment"), !fields.isEmpty else {
             throw call.argumentError(n, "treatment: expected a table of named fields")
         }
@@ -231,6 +268,6 @@ extension NightscoutSite {
         fields["date"] = .int(stamp.epochMilliseconds)
         if fields["enteredBy"] == nil { fields["enteredBy"] = .text(appName) }
         if fields["app"] == nil { fields["app"] = .text(appName) }
-        return try encode(call, .object(fields), argument: n)
+        return try queued(call, fields, argument: n)
     }
 }

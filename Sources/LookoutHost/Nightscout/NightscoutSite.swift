@@ -15,10 +15,16 @@ final class NightscoutSite: LuaObject {
     let client: NightscoutClient
     /// The profile name, or the host for `nightscout.connect`.
     let label: String
+    /// The outbox queue of this client: site and credential identity (`…#profile:home`).
+    let queue: String
+    /// Opens the queue's outbox (off the Lua thread).
+    let outboxes: NightscoutOutboxes.Opener
 
-    init(client: NightscoutClient, label: String) {
+    init(client: NightscoutClient, label: String, queue: String, outboxes: NightscoutOutboxes.Opener) {
         self.client = client
         self.label = label
+        self.queue = queue
+        self.outboxes = outboxes
     }
 
     var luaDescription: String { "nightscout client \(label) (\(client.configuration.siteURL.absoluteString))" }
@@ -34,7 +40,7 @@ final class NightscoutSite: LuaObject {
     }
 }
 
-/// One `NightscoutClient` per (profile, configuration) for the whole process.
+/// One `NightscoutClient` per (site and credential identity, configuration) for the whole process.
 enum NightscoutClientPool {
     private static let clients = Locked<[String: NightscoutClient]>([:])
 

@@ -2,9 +2,9 @@ import Foundation
 import GRDB
 import Lua
 
-/// Lookout's one SQLite database (`<state>/lookout.sqlite3`): the scripts' key/value store
-/// today; the upload outbox, sync watermarks and the audit log later, each added as a named
-/// migration in `StateStore.migrations`.
+/// Lookout's one SQLite database (`<state>/lookout.sqlite3`): the scripts' key/value store and
+/// the upload outbox (`StateStore+Outbox.swift`); sync mirrors and the audit log next, each added
+/// as a named migration in `StateStore.migrations`.
 ///
 /// A file store is a GRDB `DatabasePool` in WAL mode (many readers, one writer, other processes
 /// wait up to `busyTimeout` for locks) with mode 0600; an in-memory store (tests) is a
@@ -104,6 +104,29 @@ public final class StateStore: Sendable {
                 ) WITHOUT ROWID
                 """)
         }),
+        ("v2-outbox", { db in
+            // The upload queue (NightscoutKit `OutboxItem`): one row per (site, identifier).
+            try db.execute(sql: """
+                CREATE TABLE outbox (
+                    site TEXT NOT NULL,
+                    identifier TEXT NOT NULL,
+                    collection TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    source TEXT,
+                    created REAL NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    next_attempt REAL NOT NULL,
+                    last_error TEXT,
+                    last_status INTEGER,
+                    sent_at REAL,
+                    deduplicated INTEGER,
+                    PRIMARY KEY (site, identifier)
+                ) WITHOUT ROWID;
+                CREATE INDEX outbox_due ON outbox (site, state, next_attempt);
+                CREATE INDEX outbox_created ON outbox (created);
+                """)
+        }),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -196,7 +219,7 @@ extension StateStore {
     }
 
     /// A read, with errors naming the file.
-    private func access<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StateStoreError) -> T {
+    func access<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StateStoreError) -> T {
         do {
             return try await database.read(body)
         } catch {
@@ -205,7 +228,7 @@ extension StateStore {
     }
 
     /// A write transaction, with errors naming the file.
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StateStoreError) -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StateStoreError) -> T {
         do {
             return try await database.write(body)
         } catch {

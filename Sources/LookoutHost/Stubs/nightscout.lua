@@ -37,12 +37,9 @@ function nightscout.client(name) end
 
 ---@class nightscout.connect_options
 ---@field url string the site, e.g. "https://my.ns.example" (required)
----@field token? string an access token (prefer `token_env`)
 ---@field token_env? string the environment variable holding an access token
----@field jwt? string a JWT
 ---@field jwt_env? string the environment variable holding a JWT
----@field secret? string the API secret (v1 only; prefer `secret_env`)
----@field secret_env? string the environment variable holding the API secret
+---@field secret_env? string the environment variable holding the API secret (v1 only)
 ---@field api? "v3"|"v1" the API to prefer (default "v3")
 ---@field fallback? boolean use v1 when v3 is not possible (default true)
 ---@field timeout? number|string per request: seconds or "30s" (default 30 s)
@@ -50,6 +47,7 @@ function nightscout.client(name) end
 --- A client for a site given by options.
 --- Context: anywhere.
 --- Notes: unknown options raise; a `…_env` variable that is unset or empty returns `nil, err`.
+--- Scripts name secrets, never hold them: there is no option for the value itself.
 --- ```lua
 --- local ns = assert(nightscout.connect { url = "http://127.0.0.1:1337", token_env = "NS_TOKEN" })
 --- ```
@@ -264,20 +262,18 @@ function Client:status() end
 ---@return table|nil err
 function Client:api() end
 
----@class nightscout.Created
----@field identifier string|nil the document's identifier (v3), or its `_id` (v1)
----@field deduplicated boolean the server matched an existing document and replaced it (v3)
----@field last_modified integer|nil the server's modification time (v3)
----@field api string "v3" or "v1"
-
---- Creates a document. `app` is set to "lookout" when absent, and `date` from the ISO time
---- when only that is given.
+--- Creates a document through the outbox (see the `outbox` module): it is stored first, then
+--- sent; the answer is the outbox item, with `state == "sent"` once the server has it, or
+--- `"pending"` when the first attempt failed in a way that may pass (network, 429, 5xx: it is
+--- retried in the background and by later runs) or took longer than 5 s. A refusal that
+--- retrying cannot fix (400, 401, 403, 422) returns `nil, err` with `err.outbox_id`; the item
+--- stays in the outbox as "failed". `app` is set to "lookout" when absent, `date` from the ISO
+--- time when only that is given, and `identifier` is made when absent (the server's own UUID v5
+--- of device, date and eventType), so queuing or sending the same document again stores it once.
 --- Context: task only (waits).
---- Notes: on v3 the server deduplicates (same identifier, or same time and type), so sending
---- the same document twice stores it once. On v1 it is a plain POST.
 ---@param collection string
 ---@param doc table
----@return nightscout.Created|nil created
+---@return outbox.Item|nil item
 ---@return table|nil err
 function Client:create(collection, doc) end
 
@@ -321,26 +317,27 @@ function Client:delete(collection, identifier, opts) end
 ---@field raw? number the raw sensor value (`filtered`/`unfiltered` are raw × 1000)
 
 --- Uploads a glucose reading as xDrip4iOS does: an `sgv` entry with `date`, `dateString`,
---- `sysTime`, direction, noise and a v3 identifier computed from device and time, so
---- uploading the same reading again does not duplicate it on v3.
+--- `sysTime`, direction, noise and an identifier computed from device and time, so uploading
+--- the same reading again does not duplicate it. Goes through the outbox like `create`.
 --- Context: task only (waits).
 --- ```lua
 --- assert(home:upload_bg { sgv = 112, date = 1714557600000, slope = -0.4, device = "lookout-demo" })
 --- ```
 ---@param reading nightscout.bg_reading
----@return nightscout.Created|nil created
+---@return outbox.Item|nil item
 ---@return table|nil err
 function Client:upload_bg(reading) end
 
 --- Uploads a treatment. `eventType` is required ("Correction Bolus", "Carb Correction",
 --- "Meal Bolus", "Temp Basal", "Note" …); `insulin`, `carbs`, `protein`, `fat`, `duration`,
 --- `absolute`, `rate` and `glucose` must be non-negative numbers. The time is `created_at` or
---- `date` (epoch ms or ISO), default now; `enteredBy` and `app` default to "lookout".
+--- `date` (epoch ms or ISO), default now; `enteredBy` and `app` default to "lookout". Goes
+--- through the outbox like `create`.
 --- Context: task only (waits).
 --- ```lua
 --- assert(home:upload_treatment { eventType = "Carb Correction", carbs = 15, notes = "juice" })
 --- ```
 ---@param treatment table
----@return nightscout.Created|nil created
+---@return outbox.Item|nil item
 ---@return table|nil err
 function Client:upload_treatment(treatment) end

@@ -1,0 +1,88 @@
+import Foundation
+import NightscoutKit
+
+/// The process's outboxes: one `Outbox` per queue (site and credential identity) and state database, each with a background
+/// drainer that sends what is due and sleeps until the next retry while anything is pending.
+///
+/// Uploads from every script of the process (and every runtime of `lookout serve`) go through
+/// the same outbox of their site, so two scripts queuing one document send it once.
+enum NightscoutOutboxes {
+    private static let outboxes = Locked<[String: (outbox: Outbox, drainer: OutboxDrainer)]>([:])
+
+    /// How a module opens outboxes: its state database and retry timing.
+    struct Opener: Sendable {
+        let openStore: @Sendable () throws -> StateStore
+        let policy: RetryPolicy
+
+        /// The outbox of `queue` (see `NightscoutOutboxes.outbox(for:queue:store:policy:)`).
+        func outbox(for client: NightscoutClient, queue: String) throws -> (Outbox, OutboxDrainer) {
+            NightscoutOutboxes.outbox(for: client, queue: queue, store: try openStore(), policy: policy)
+        }
+    }
+
+    /// The outbox of `queue` (site and credential identity) in `store`, sending with `client`
+    /// (created on first use; a drain starts at once so uploads left by an earlier run are sent).
+    static func outbox(for client: NightscoutClient, queue: String, store: StateStore, policy: RetryPolicy)
+        -> (Outbox, OutboxDrainer)
+    {
+        let key = storeKey(store) + queue
+        let (entry, created) = outboxes.withLock { all -> ((outbox: Outbox, drainer: OutboxDrainer), Bool) in
+            if let existing = all[key] { return (existing, false) }
+            let outbox = Outbox(client: client, store: store, site: queue, policy: policy)
+            let entry = (outbox: outbox, drainer: OutboxDrainer(outbox: outbox))
+            all[key] = entry
+            return (entry, true)
+        }
+        if created { entry.drainer.kick() }
+        return (entry.outbox, entry.drainer)
+    }
+
+    /// Names a store in registry keys (its file, or the in-memory instance).
+    private static func storeKey(_ store: StateStore) -> String {
+        (store.path ?? "memory:\(UInt(bitPattern: ObjectIdentifier(store).hashValue))") + "\n"
+    }
+
+    /// The outboxes open in this process for `store`, by site (for `outbox.retry` and `flush`).
+    static func open(in store: StateStore) -> [String: (outbox: Outbox, drainer: OutboxDrainer)] {
+        let prefix = storeKey(store)
+        return outboxes.withLock { all in
+            Dictionary(uniqueKeysWithValues: all.filter { $0.key.hasPrefix(prefix) }.map { ($0.value.outbox.site, $0.value) })
+        }
+    }
+}
+
+/// Sends an outbox's due items in the background: drains, then sleeps until the earliest retry,
+/// and stops when nothing is pending. `kick()` starts it again (after a new upload or a retry);
+/// a kick during a drain makes the drain look again before it stops.
+final class OutboxDrainer: Sendable {
+    let outbox: Outbox
+    private let state = Locked<(task: Task<Void, Never>?, kicked: Bool)>((nil, false))
+
+    init(outbox: Outbox) { self.outbox = outbox }
+
+    /// Starts draining unless a drain is already running.
+    func kick() {
+        state.withLock { s in
+            s.kicked = true
+            guard s.task == nil else { return }
+            s.task = Task.detached { await self.run() }
+        }
+    }
+
+    private func run() async {
+        while !Task.isCancelled {
+            state.withLock { $0.kicked = false }
+            await outbox.drain()
+            if let next = await outbox.nextDue() {
+                try? await Task.sleep(for: .seconds(max(0.05, next.timeIntervalSinceNow)))
+                continue
+            }
+            let stop = state.withLock { s -> Bool in
+                if s.kicked { return false }
+                s.task = nil
+                return true
+            }
+            if stop { return }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Lua
+import NightscoutKit
+
+/// `outbox`: what the upload queue holds, for scripts (`lookout outbox` shows the same).
+///
+/// Uploads (`upload_bg`, `upload_treatment`, `create`) are stored here before they are sent
+/// and stay until the server has them; failures that retrying cannot fix stay as `failed` until
+/// retried or dropped. See `Stubs/outbox.lua`.
+struct OutboxModule: LuaModule {
+    let name = "outbox"
+    var stub: String { String(decoding: PackageResources.outbox_lua, as: UTF8.self) }
+
+    /// Opens the state database, on first use and off the Lua thread.
+    let open: @Sendable () throws -> StateStore
+
+    /// The module over the process's store at `paths`.
+    init(paths: LookoutPaths) { open = { try StateStore.shared(paths: paths) } }
+    /// The module over an open store (tests).
+    init(store: StateStore) { open = { store } }
+
+    func push(into engine: LuaEngine, stack: LuaStack) throws {
+        let open = self.open
+        engine.pushLibrary([
+            "list": { call in
+                let opts = try call.options(1)
+                if let unknown = opts.keys.sorted().first(where: { !["state", "limit"].contains($0) }) {
+                    throw call.argumentError(1, "unknown option '\(unknown)' (known: limit, state)")
+                }
+                let states = try Self.states(call, opts["state"])
+                var limit = 100
+                if let value = opts["limit"] {
+                    guard let l = value.int, l >= 1, l <= 100_000 else { throw call.argumentError(1, "opts.limit: expected 1 to 100000") }
+                    limit = Int(l)
+                }
+                let count = limit
+                return try call.wait("outbox.list", { try await open().items(site: nil, states: states, limit: count) }) { stack, items in
+                    stack.push(.array(items.map(OutboxLua.value)))
+                    return 1
+                }
+            },
+            "retry": { call in
+                let id = try call.string(1)
+                return try call.wait("outbox.retry", { try await Self.retry(id, store: try open()) }) { stack, item in
+                    stack.push(OutboxLua.value(item))
+                    return 1
+                }
+            },
+            "drop": { call in
+                let id = try call.string(1)
+                return try call.wait("outbox.drop", { () async throws -> Bool in
+                    let store = try open()
+                    let item = try await Self.find(id, store: store)
+                    return try await store.delete(site: item.site, identifier: item.identifier)
+                }) { stack, _ in
+                    stack.push(true)
+                    return 1
+                }
+            },
+            "flush": { call in
+                try call.wait("outbox.flush", { () async throws -> Outbox.DrainReport in
+                    var total = Outbox.DrainReport()
+                    for (_, entry) in NightscoutOutboxes.open(in: try open()) {
+                        let r = await entry.outbox.drain(ignoringBackoff: true)
+                        total.sent += r.sent; total.retrying += r.retrying; total.failed += r.failed
+                    }
+                    return total
+                }) { stack, r in
+                    let report: [String: LuaValue] = [
+                        "sent": .int(Int64(r.sent)), "retrying": .int(Int64(r.retrying)), "failed": .int(Int64(r.failed)),
+                    ]
+                    stack.push(.object(report))
+                    return 1
+                }
+            },
+        ], prefix: "outbox.", on: stack)
+    }
+
+    /// `opts.state`: "pending", "failed", "sent" or "all" (default: pending and failed).
+    static func states(_ call: LuaCall, _ value: LuaValue?) throws(LuaRaise) -> Set<OutboxItem.State> {
+        guard let value else { return [.pending, .failed] }
+        if value.text == "all" { return Set(OutboxItem.State.allCases) }
+        guard let text = value.text, let state = OutboxItem.State(rawValue: text) else {
+            throw call.argumentError(1, "opts.state: expected \"pending\", \"failed\", \"sent\" or \"all\"")
+        }
+        return [state]
+    }
+
+    /// The one item with `id`; errors name what is wrong.
+    static func find(_ id: String, store: StateStore) async throws -> OutboxItem {
+        let items = try await store.outboxItems(identifier: id)
+        guard let item = items.first else { throw LuaErrorInfo(code: "not_found", message: "no outbox item \(id)") }
+        guard items.count == 1 else {
+            throw LuaErrorInfo(code: "ambiguous", message: "outbox item \(id) exists for \(items.count) sites")
+        }
+        return item
+    }
+
+    /// Makes an item pending and due now; sends it at once when its site's outbox is open in this
+    /// process (otherwise the next script or `lookout outbox retry` that opens the site sends it).
+    static func retry(_ id: String, store: StateStore) async throws -> OutboxItem {
+        var item = try await find(id, store: store)
+        guard item.state != .sent else { return item }
+        if let open = NightscoutOutboxes.open(in: store)[item.site] {
+            _ = try await open.outbox.retry(id)
+            return await open.outbox.attempt(id) ?? item
+        }
+        item.state = .pending
+        item.nextAttempt = Date()
+        try await store.update(item)
+        return item
+    }
+}

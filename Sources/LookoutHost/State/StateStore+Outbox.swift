@@ -1,0 +1,94 @@
+import Foundation
+import GRDB
+import NightscoutKit
+
+/// The durable upload queue (`outbox` table) behind NightscoutKit's `Outbox`.
+extension StateStore: OutboxStore {
+    public func insert(_ item: OutboxItem) async throws -> OutboxItem {
+        try await write { db in
+            try db.execute(sql: """
+                INSERT INTO outbox (site, identifier, collection, body, source, created, state, attempts, next_attempt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, identifier) DO NOTHING
+                """, arguments: [item.site, item.identifier, item.collection.rawValue, item.body, item.source,
+                                 item.created.timeIntervalSince1970, item.state.rawValue, item.attempts,
+                                 item.nextAttempt.timeIntervalSince1970])
+            return try StateStore.fetchOutboxItem(db, site: item.site, identifier: item.identifier) ?? item
+        }
+    }
+
+    public func update(_ item: OutboxItem) async throws {
+        try await write { db in
+            try db.execute(sql: """
+                UPDATE outbox SET state = ?, attempts = ?, next_attempt = ?, last_error = ?, last_status = ?,
+                    sent_at = ?, deduplicated = ? WHERE site = ? AND identifier = ?
+                """, arguments: [item.state.rawValue, item.attempts, item.nextAttempt.timeIntervalSince1970, item.lastError,
+                                 item.lastStatus, item.sentAt?.timeIntervalSince1970, item.deduplicated,
+                                 item.site, item.identifier])
+        }
+    }
+
+    public func item(site: String, identifier: String) async throws -> OutboxItem? {
+        try await access { db in try StateStore.fetchOutboxItem(db, site: site, identifier: identifier) }
+    }
+
+    public func due(site: String, now: Date, limit: Int) async throws -> [OutboxItem] {
+        try await access { db in
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM outbox WHERE site = ? AND state = 'pending' AND next_attempt <= ?
+                ORDER BY created, identifier LIMIT ?
+                """, arguments: [site, now.timeIntervalSince1970, limit]).compactMap(StateStore.outboxItem)
+        }
+    }
+
+    public func items(site: String?, states: Set<OutboxItem.State>, limit: Int) async throws -> [OutboxItem] {
+        let stateList = states.map(\.rawValue).sorted()
+        return try await access { db in
+            let marks = Array(repeating: "?", count: stateList.count).joined(separator: ",")
+            var arguments: [any DatabaseValueConvertible] = stateList
+            var sql = "SELECT * FROM outbox WHERE state IN (\(marks))"
+            if let site { sql += " AND site = ?"; arguments.append(site) }
+            sql += " ORDER BY created, identifier LIMIT ?"
+            arguments.append(limit)
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap(StateStore.outboxItem)
+        }
+    }
+
+    public func delete(site: String, identifier: String) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM outbox WHERE site = ? AND identifier = ?", arguments: [site, identifier])
+            return db.changesCount > 0
+        }
+    }
+
+    private static func fetchOutboxItem(_ db: Database, site: String, identifier: String) throws -> OutboxItem? {
+        try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE site = ? AND identifier = ?", arguments: [site, identifier])
+            .flatMap(outboxItem)
+    }
+
+    /// A row as an item; `nil` for a row a newer Lookout wrote with a collection or state this
+    /// one does not know (left alone rather than misread).
+    static func outboxItem(_ row: Row) -> OutboxItem? {
+        guard let collection = V3Collection(rawValue: row["collection"]),
+              let state = OutboxItem.State(rawValue: row["state"]) else { return nil }
+        var item = OutboxItem(identifier: row["identifier"], site: row["site"], collection: collection, body: row["body"],
+                              source: row["source"], created: Date(timeIntervalSince1970: row["created"]))
+        item.state = state
+        item.attempts = row["attempts"]
+        item.nextAttempt = Date(timeIntervalSince1970: row["next_attempt"])
+        item.lastError = row["last_error"]
+        item.lastStatus = row["last_status"]
+        item.sentAt = (row["sent_at"] as Double?).map { Date(timeIntervalSince1970: $0) }
+        item.deduplicated = row["deduplicated"]
+        return item
+    }
+}
+
+extension StateStore {
+    /// The outbox items with `identifier`, on any site (ids are UUIDs: normally one).
+    public func outboxItems(identifier: String) async throws -> [OutboxItem] {
+        try await access { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE identifier = ? ORDER BY site", arguments: [identifier])
+                .compactMap(StateStore.outboxItem)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+
+/// The durable upload queue of one site: every upload is stored before it is sent, sent with a
+/// client-made identifier (so re-sending is idempotent), retried with backoff while the failure
+/// may pass, and kept with its error when it cannot succeed.
+///
+/// ```swift
+/// let outbox = Outbox(client: client, store: store)
+/// let item = try await outbox.enqueue(.treatments, identifier: id, body: json, source: "alerts.lua")
+/// let sent = await outbox.attempt(item.identifier)      // try now
+/// await outbox.drain()                                  // later: everything due
+/// ```
+public actor Outbox {
+    /// The client that sends.
+    public nonisolated let client: NightscoutClient
+    /// The queue's key in the store: by default the client's site (`OutboxItem.siteKey(for:)`).
+    public nonisolated let site: String
+    /// The storage.
+    public nonisolated let store: any OutboxStore
+    /// Backoff and retry classification.
+    public nonisolated let policy: RetryPolicy
+    private let now: @Sendable () -> Date
+    private let random: @Sendable () -> Double
+    /// Items being sent by this outbox now (a second attempt waits for none; it is skipped).
+    private var inFlight: Set<String> = []
+
+    /// An outbox for `client`'s site over `store`. Give `site` to keep separate queues for one
+    /// site (e.g. one per set of credentials, so each item is sent with the credentials that
+    /// queued it).
+    public init(client: NightscoutClient, store: any OutboxStore, site: String? = nil, policy: RetryPolicy = RetryPolicy(),
+                now: @escaping @Sendable () -> Date = { Date() },
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.client = client
+        self.site = site ?? OutboxItem.siteKey(for: client.configuration)
+        self.store = store
+        self.policy = policy
+        self.now = now
+        self.random = random
+    }
+
+    /// Stores an upload (before anything is sent) and returns it. Queuing an identifier that is
+    /// already queued returns the stored item unchanged.
+    /// - Parameters:
+    ///   - identifier: the document's `identifier`, already inside `body`.
+    ///   - body: the document as JSON.
+    ///   - source: who queued it, for the user (a script name).
+    public func enqueue(_ collection: V3Collection, identifier: String, body: Data, source: String?) async throws -> OutboxItem {
+        guard !identifier.isEmpty else { throw NightscoutError.invalidRequest("an outbox item needs an identifier") }
+        return try await store.insert(OutboxItem(identifier: identifier, site: site, collection: collection, body: body,
+                                                 source: source, created: now()))
+    }
+
+    /// Sends one pending item now, whatever its due time, and stores the outcome: `sent`,
+    /// `pending` with the next due time, or `failed`. Returns the stored item (`nil` if unknown).
+    /// An item already being sent, sent or failed is returned as it is.
+    @discardableResult
+    public func attempt(_ identifier: String) async -> OutboxItem? {
+        guard let item = try? await store.item(site: site, identifier: identifier) else { return nil }
+        guard item.state == .pending, !inFlight.contains(identifier) else { return item }
+        return await send(item)
+    }
+
+    /// What a drain did.
+    public struct DrainReport: Sendable, Equatable {
+        /// Items stored by the server.
+        public var sent = 0
+        /// Items that will be tried again later.
+        public var retrying = 0
+        /// Items that stopped with an error that retrying cannot fix.
+        public var failed = 0
+        /// An empty report.
+        public init() {}
+    }
+
+    /// Sends every item due now (every pending item when `ignoringBackoff`), oldest first, until
+    /// none is left or the network fails (the rest then wait for their next due time too).
+    @discardableResult
+    public func drain(limit: Int = 10_000, ignoringBackoff: Bool = false) async -> DrainReport {
+        var report = DrainReport()
+        var budget = limit
+        while budget > 0, !Task.isCancelled {
+            guard let batch = try? await store.due(site: site, now: ignoringBackoff ? .distantFuture : now(), limit: min(budget, 100)), !batch.isEmpty else { break }
+            var networkDown = false
+            for item in batch where !inFlight.contains(item.identifier) {
+                budget -= 1
+                let result = await send(item)
+                switch result.state {
+                case .sent: report.sent += 1
+                case .failed: report.failed += 1
+                case .pending:
+                    report.retrying += 1
+                    networkDown = true
+                }
+                if networkDown || Task.isCancelled { break }
+            }
+            if networkDown { break }
+        }
+        return report
+    }
+
+    /// The earliest due time of a pending item, if any.
+    public func nextDue() async -> Date? {
+        (try? await store.items(site: site, states: [.pending], limit: 10_000))?.map(\.nextAttempt).min()
+    }
+
+    /// Makes a failed (or waiting) item pending and due now. Returns it, or nil if unknown.
+    @discardableResult
+    public func retry(_ identifier: String) async throws -> OutboxItem? {
+        guard var item = try await store.item(site: site, identifier: identifier), item.state != .sent else {
+            return try await store.item(site: site, identifier: identifier)
+        }
+        item.state = .pending
+        item.nextAttempt = now()
+        try await store.update(item)
+        return item
+    }
+
+    private func send(_ original: OutboxItem) async -> OutboxItem {
+        var item = original
+        inFlight.insert(item.identifier)
+        defer { inFlight.remove(item.identifier) }
+        item.attempts += 1
+        do {
+            let deduplicated = try await upload(item)
+            item.state = .sent
+            item.sentAt = now()
+            item.deduplicated = deduplicated
+            item.lastError = nil
+            item.lastStatus = nil
+        } catch {
+            item.lastError = (error as? NightscoutError)?.description ?? String(describing: error)
+            item.lastStatus = (error as? NightscoutError)?.status
+            if RetryPolicy.isRetryable(error) {
+                item.state = .pending
+                let wait = policy.delay(afterAttempts: item.attempts, retryAfter: (error as? NightscoutError)?.retryAfter,
+                                        random: random())
+                item.nextAttempt = now().addingTimeInterval(wait)
+            } else {
+                item.state = .failed
+            }
+        }
+        // If storing the outcome fails the item stays pending and is sent again: the server
+        // deduplicates it by identifier.
+        try? await store.update(item)
+        return item
+    }
+
+    /// Uploads with the API in use; returns whether the server deduplicated it.
+    private func upload(_ item: OutboxItem) async throws -> Bool {
+        switch try await client.resolvedAPI() {
+        case .v3:
+            return try await client.create(item.collection, json: item.body, identifier: item.identifier).isDeduplicated
+        case .v1:
+            guard item.collection != .settings else {
+                throw NightscoutError.unsupportedCredentials("settings need API v3: configure an access token")
+            }
+            var array = Data("[".utf8)
+            array.append(item.body)
+            array.append(Data("]".utf8))
+            _ = try await client.v1JSON("POST", "/" + item.collection.rawValue, body: array)
+            return false
+        }
+    }
+}
