@@ -71,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "lookout",
             dependencies: [
-                "LookoutHost", "Lua", "CEditLine", "LookoutSim",
+                "LookoutHost", "Lua", "CEditLine", "LookoutSim", "NightscoutKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -91,7 +91,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
-        .testTarget(name: "LookoutCLITests", dependencies: ["lookout"]),
+        .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutSim"]),
         .testTarget(
             name: "LookoutSimTests",
             dependencies: ["LookoutSim", .product(name: "AsyncHTTPClient", package: "async-http-client")]),

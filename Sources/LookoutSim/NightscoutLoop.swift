@@ -22,10 +22,17 @@ public struct LoopNotification: Sendable {
     }
 }
 
-/// Collects Loop notifications.
+/// Collects Loop notifications and holds the simulated Loop app's state (`LoopApp.swift`).
 actor LoopRecorder {
     var all: [LoopNotification] = []
-    func add(_ n: LoopNotification) { all.append(n) }
+    var app = LoopAppState()
+    /// Appends `n` and returns its index.
+    func add(_ n: LoopNotification) -> Int {
+        all.append(n)
+        return all.count - 1
+    }
+    /// Runs `body` atomically on the Loop app state.
+    func withAppState<T: Sendable>(_ body: (inout LoopAppState) -> T) -> T { body(&app) }
 }
 
 /// `POST /api/v2/notifications/loop` (§5.1).
@@ -46,7 +53,11 @@ enum NightscoutLoop {
             body = .object(Dictionary(items.map { ($0.0, JSONValue.string($0.1)) }, uniquingKeysWith: { _, b in b }))
         }
         let (status, text, push) = await evaluate(ctx, body: body)
-        await ctx.sim.loopRecorder.add(LoopNotification(body: body, status: status, response: text, push: push))
+        let index = await ctx.sim.loopRecorder.add(LoopNotification(body: body, status: status, response: text, push: push))
+        if status == 200, let push, ctx.sim.options.loop.enact {
+            // The phone receives the push (§5.1 "Loop side"), see `LoopApp`.
+            _ = await LoopApp.receive(sim: ctx.sim, payload: push.payload, notificationIndex: index, serverNowMs: ctx.now)
+        }
         if status == 200 { return .text(200, "OK") }
         return .text(status, text, contentType: "text/html; charset=utf-8")
     }

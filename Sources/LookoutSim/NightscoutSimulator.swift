@@ -25,8 +25,9 @@ import Logging
 ///   `ddata`, `summary`; status `authorized` is filled for `?token=` only; `.html`/`.js`/`.svg`/`.png` status forms;
 /// - v1 bodies: JSON only (urlencoded accepted only by `notifications/loop`);
 /// - `$in`/`$nin` in v1 `find` take a comma-separated list (not qs array syntax);
-/// - Loop pushes are recorded (`receivedLoopNotifications()`), never sent; OTPs are forwarded,
-///   not checked (as in Nightscout);
+/// - Loop pushes are recorded (`receivedLoopNotifications()`), never sent; Nightscout only
+///   forwards OTPs, a simulated Loop app (`LoopApp.swift`, `loopAppEvents()`) checks them and
+///   uploads what Loop would;
 /// - the "Failed authentication" admin notification is only counted (`failedAuthenticationCount()`).
 public final class NightscoutSimulator: Sendable {
     /// Where documents live.
@@ -80,15 +81,35 @@ public final class NightscoutSimulator: Sendable {
             public var developerTeamID: String?
             /// Simulated APNs failure reason (`APNs delivery failed: <reason>`), nil for success.
             public var apnsFailure: String?
+            /// The simulated Loop app's OTP secret (Base32, §5.2); see `LoopApp.swift`.
+            public var otpSecret: String
+            /// Whether the simulated Loop app receives pushes and enacts them (false: phone offline).
+            public var enact: Bool
+            /// Seconds between the push and the Loop app handling it (> 300 makes it "Expired").
+            public var pushDeliveryDelay: TimeInterval
+            /// Override presets the Loop app knows (nil: any name).
+            public var overridePresets: [String]?
+            /// The default `otpSecret` (32 Base32 characters, like Loop's).
+            public static let defaultOTPSecret = "LOOKOUTSIMULATEDLOOPOTPSECRET234"
+            /// The `otpauth://` URL Loop would show for `otpSecret`.
+            public var otpURL: String {
+                "otpauth://totp/1714557600000?algorithm=SHA1&digits=6&issuer=Loop&period=30&secret=\(otpSecret)"
+            }
             /// Creates Loop settings; the defaults are configured (so pushes are recorded).
             public init(
                 apnsKey: String? = "SIMULATED-KEY", apnsKeyID: String? = "SIMKEYID01",
-                developerTeamID: String? = "SIMTEAM001", apnsFailure: String? = nil
+                developerTeamID: String? = "SIMTEAM001", apnsFailure: String? = nil,
+                otpSecret: String = LoopSettings.defaultOTPSecret, enact: Bool = true,
+                pushDeliveryDelay: TimeInterval = 0, overridePresets: [String]? = nil
             ) {
                 self.apnsKey = apnsKey
                 self.apnsKeyID = apnsKeyID
                 self.developerTeamID = developerTeamID
                 self.apnsFailure = apnsFailure
+                self.otpSecret = otpSecret
+                self.enact = enact
+                self.pushDeliveryDelay = pushDeliveryDelay
+                self.overridePresets = overridePresets
             }
         }
 

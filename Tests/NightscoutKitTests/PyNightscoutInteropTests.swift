@@ -411,93 +411,10 @@ async def main():
 asyncio.run(main())
 """#
 
-/// The venv with py-nightscout, made once per class run (class `setUp`) in a temporary directory
-/// that the class `tearDown` removes.
-private final class PyPeerSetup: @unchecked Sendable {
-    // @unchecked Sendable: `state` and `workDir` are only touched under `lock`.
-    static let shared = PyPeerSetup()
-
-    private enum State {
-        case notStarted
-        case ready(python: URL)
-        case unavailable(String)
-    }
-
-    private let lock = NSLock()
-    private var state = State.notStarted
-    private var workDir: URL?
-
-    /// Creates the venv and installs py-nightscout unless already done (or already failed).
-    func prepareIfNeeded() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard case .notStarted = state else { return }
-        let started = Date()
-        state = makeVenv()
-        if case .ready = state {
-            print("py-nightscout venv ready in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
-        }
-    }
-
-    /// The venv's python and the work directory, or an `XCTSkip` with the reason.
-    func pythonOrSkip() throws -> (URL, URL) {
-        prepareIfNeeded()
-        lock.lock()
-        defer { lock.unlock() }
-        switch state {
-        case .ready(let python): return (python, workDir!)
-        case .unavailable(let reason):
-            print("py-nightscout interop not run: \(reason)")
-            throw XCTSkip("py-nightscout interop not run: \(reason)")
-        case .notStarted:
-            throw XCTSkip("py-nightscout interop not run: setup did not run")
-        }
-    }
-
-    func removeWorkDirectory() {
-        lock.lock()
-        defer { lock.unlock() }
-        if let workDir { try? FileManager.default.removeItem(at: workDir) }
-        workDir = nil
-        state = .unavailable("the class tearDown already removed the venv")
-    }
-
-    private func makeVenv() -> State {
-        guard let python3 = Self.findOnPath("python3") else { return .unavailable("python3 is not on PATH") }
-        let dir = FileManager.default.temporaryDirectory
-            .appendingPathComponent("lookout-py-nightscout-\(UUID().uuidString)", isDirectory: true)
-        do {
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        } catch {
-            return .unavailable("cannot create \(dir.path): \(error)")
-        }
-        workDir = dir
-        let venv = dir.appendingPathComponent("venv")
-        do {
-            let r = try PeerProcess.run(python3, ["-m", "venv", venv.path], timeout: 120)
-            guard r.succeeded else { return .unavailable("python3 -m venv failed: \(r.summary)") }
-            let pip = venv.appendingPathComponent("bin/pip")
-            let p = try PeerProcess.run(pip, ["install", "--quiet", "--disable-pip-version-check", "py-nightscout"],
-                                        timeout: 300)
-            guard p.succeeded else { return .unavailable("pip install py-nightscout failed: \(p.summary)") }
-        } catch {
-            return .unavailable("cannot run python3: \(error)")
-        }
-        let python = venv.appendingPathComponent("bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            return .unavailable("the venv has no bin/python")
-        }
-        return .ready(python: python)
-    }
-
-    private static func findOnPath(_ name: String) -> URL? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for dir in path.split(separator: ":") where !dir.isEmpty {
-            let candidate = URL(fileURLWithPath: String(dir)).appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        return nil
-    }
+/// The venv with py-nightscout (a `PythonVenv`), made once per class run (class `setUp`) in a
+/// temporary directory that the class `tearDown` removes.
+private enum PyPeerSetup {
+    static let shared = PythonVenv(label: "py-nightscout interop", packages: ["py-nightscout"])
 
     /// Writes the peer script and runs it with the venv's python (off the cooperative pool).
     static func runPeer(python: URL, workDir: URL, siteURL: URL, secret: String) async throws -> PeerReport {
@@ -507,15 +424,8 @@ private final class PyPeerSetup: @unchecked Sendable {
         env["PEER_NS_API_SECRET"] = secret
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         let environment = env
-        let result = try await withCheckedThrowingContinuation { (cont: CheckedContinuation<PeerProcess.Result, any Error>) in
-            let thread = Thread {
-                cont.resume(with: Result {
-                    try PeerProcess.run(python, [script.path, siteURL.absoluteString], environment: environment, timeout: 60)
-                })
-            }
-            thread.name = "py-nightscout peer"
-            thread.start()
-        }
+        let result = try await PythonVenv.runOffPool(python, [script.path, siteURL.absoluteString], environment: environment,
+                                                     timeout: 60, threadName: "py-nightscout peer")
         guard result.succeeded else {
             throw PeerFailure(message: "py-nightscout peer failed: \(result.summary)")
         }
@@ -535,76 +445,4 @@ private final class PyPeerSetup: @unchecked Sendable {
 private struct PeerFailure: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
-}
-
-/// Runs a child process with piped output and a deadline.
-private enum PeerProcess {
-    struct Result: Sendable {
-        var status: Int32
-        var stdout: Data
-        var stderr: Data
-        var timedOut: Bool
-        var succeeded: Bool { status == 0 && !timedOut }
-        /// Exit status and the tail of stderr (URL credentials redacted), for skip/failure messages.
-        var summary: String {
-            let text = String(decoding: stderr, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            let redacted = text.replacingOccurrences(of: #"://[^/\s@]+@"#, with: "://<redacted>@", options: .regularExpression)
-            let tail = redacted.count > 800 ? "…" + redacted.suffix(800) : redacted
-            return (timedOut ? "timed out" : "exit status \(status)") + (tail.isEmpty ? "" : ": " + tail)
-        }
-    }
-
-    /// A value filled by a reader thread.
-    private final class Collected: @unchecked Sendable {
-        // @unchecked Sendable: written once before `done.leave()`, read after `done.wait()`.
-        var data = Data()
-    }
-
-    /// Whether the deadline fired.
-    private final class Flag: @unchecked Sendable {
-        // @unchecked Sendable: guarded by `lock`.
-        private let lock = NSLock()
-        private var value = false
-        func set() { lock.withLock { value = true } }
-        var isSet: Bool { lock.withLock { value } }
-    }
-
-    /// Runs `executable` and blocks until it exits. Both pipes are read to the end (on two
-    /// threads) before `waitUntilExit`, so a chatty child cannot block on a full pipe; after
-    /// `timeout` seconds the child gets SIGKILL.
-    static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
-                    timeout: TimeInterval) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let pid = process.processIdentifier
-        let exited = Flag(), timedOut = Flag()
-        let killer = DispatchWorkItem {
-            guard !exited.isSet else { return }
-            timedOut.set()
-            kill(pid, SIGKILL)
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-
-        let done = DispatchGroup()
-        let errData = Collected()
-        let errHandle = err.fileHandleForReading
-        done.enter()
-        Thread {
-            errData.data = errHandle.readDataToEndOfFile()
-            done.leave()
-        }.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        process.waitUntilExit()
-        exited.set()
-        killer.cancel()
-        return Result(status: process.terminationStatus, stdout: outData, stderr: errData.data, timedOut: timedOut.isSet)
-    }
 }

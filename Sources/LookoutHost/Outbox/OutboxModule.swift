@@ -41,7 +41,7 @@ struct OutboxModule: LuaModule {
             },
             "retry": { call in
                 let id = try call.string(1)
-                return try call.wait("outbox.retry", { try await Self.retry(id, store: try open()) }) { stack, item in
+                return try call.wait("outbox.retry", { try await Self.luaErrors { try await OutboxService.retry(id, store: try open(), config: nil) } }) { stack, item in
                     stack.push(OutboxLua.value(item))
                     return 1
                 }
@@ -49,9 +49,8 @@ struct OutboxModule: LuaModule {
             "drop": { call in
                 let id = try call.string(1)
                 return try call.wait("outbox.drop", { () async throws -> Bool in
-                    let store = try open()
-                    let item = try await Self.find(id, store: store)
-                    return try await store.delete(site: item.site, identifier: item.identifier)
+                    try await Self.luaErrors { try await OutboxService.drop(id, store: try open()) }
+                    return true
                 }) { stack, _ in
                     stack.push(true)
                     return 1
@@ -86,28 +85,15 @@ struct OutboxModule: LuaModule {
         return [state]
     }
 
-    /// The one item with `id`; errors name what is wrong.
-    static func find(_ id: String, store: StateStore) async throws -> OutboxItem {
-        let items = try await store.outboxItems(identifier: id)
-        guard let item = items.first else { throw LuaErrorInfo(code: "not_found", message: "no outbox item \(id)") }
-        guard items.count == 1 else {
-            throw LuaErrorInfo(code: "ambiguous", message: "outbox item \(id) exists for \(items.count) sites")
+    /// Runs `body`, giving outbox errors their script codes (`not_found`, `ambiguous`).
+    static func luaErrors<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as OutboxServiceError {
+            switch error {
+            case .notFound: throw LuaErrorInfo(code: "not_found", message: error.description)
+            case .ambiguous: throw LuaErrorInfo(code: "ambiguous", message: error.description)
+            }
         }
-        return item
-    }
-
-    /// Makes an item pending and due now; sends it at once when its site's outbox is open in this
-    /// process (otherwise the next script or `lookout outbox retry` that opens the site sends it).
-    static func retry(_ id: String, store: StateStore) async throws -> OutboxItem {
-        var item = try await find(id, store: store)
-        guard item.state != .sent else { return item }
-        if let open = NightscoutOutboxes.open(in: store)[item.site] {
-            _ = try await open.outbox.retry(id)
-            return await open.outbox.attempt(id) ?? item
-        }
-        item.state = .pending
-        item.nextAttempt = Date()
-        try await store.update(item)
-        return item
     }
 }

@@ -56,7 +56,7 @@ public actor Outbox {
     @discardableResult
     public func attempt(_ identifier: String) async -> OutboxItem? {
         guard let item = try? await store.item(site: site, identifier: identifier) else { return nil }
-        guard item.state == .pending, !inFlight.contains(identifier) else { return item }
+        guard item.state == .pending else { return item }
         return await send(item)
     }
 
@@ -115,10 +115,15 @@ public actor Outbox {
         return item
     }
 
-    private func send(_ original: OutboxItem) async -> OutboxItem {
-        var item = original
-        inFlight.insert(item.identifier)
-        defer { inFlight.remove(item.identifier) }
+    /// Sends an item once: skipped (returned as stored) when another attempt of this outbox is
+    /// under way or the stored item is no longer pending (a concurrent drain sent it).
+    private func send(_ candidate: OutboxItem) async -> OutboxItem {
+        guard !inFlight.contains(candidate.identifier) else { return candidate }
+        inFlight.insert(candidate.identifier)
+        defer { inFlight.remove(candidate.identifier) }
+        guard let stored = try? await store.item(site: site, identifier: candidate.identifier) else { return candidate }
+        guard stored.state == .pending else { return stored }
+        var item = stored
         item.attempts += 1
         do {
             let deduplicated = try await upload(item)
