@@ -5,13 +5,15 @@ import Lua
 /// `script`) that the `Lua` layer provides.
 public enum HostModules {
     /// The modules for a script, configured from the host config.
-    public static func all(config: HostConfig, paths: LookoutPaths, logger: Logger) -> [any LuaModule] {
+    /// - Parameter confirmation: asks at the terminal before a live Loop remote command (the REPL).
+    public static func all(config: HostConfig, paths: LookoutPaths, logger: Logger,
+                           confirmation: RemoteConfirmation? = nil) -> [any LuaModule] {
         [
             LogModule(logger: logger),
             ConfigModule(config: config),
             HTTPModule(),
             StoreModule(paths: paths),
-            NightscoutModule(config: config, paths: paths),
+            NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
         ]
     }

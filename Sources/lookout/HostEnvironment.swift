@@ -52,7 +52,8 @@ struct HostEnvironment {
     }
 
     /// Every module a script gets.
-    func modules(logger: Logger) -> [any LuaModule] {
-        HostModules.all(config: config, paths: paths, logger: logger)
+    /// - Parameter confirmation: asks at the terminal before live remote commands (the REPL).
+    func modules(logger: Logger, confirmation: RemoteConfirmation? = nil) -> [any LuaModule] {
+        HostModules.all(config: config, paths: paths, logger: logger, confirmation: confirmation)
     }
 }

@@ -150,10 +150,10 @@ enum HostConfigSecrets {
     }
 
     /// Words that mark a key as holding a secret.
-    static let secretWords = ["secret", "token", "password", "api_key", "apikey"]
+    static let secretWords = ["secret", "token", "password", "api_key", "apikey", "otp_url"]
 
     /// Whether a key names a secret: its lower-cased name is or ends in `secret`, `token`,
-    /// `password`, `api_key` or `apikey`; or it is `key` or ends in `_key`, `-key` or a
+    /// `password`, `api_key`, `apikey` or `otp_url` (Loop's OTP URL holds its key); or it is `key` or ends in `_key`, `-key` or a
     /// camel-case `Key` (plain `…key` would also catch words like `hotkey`).
     static func isSecretName(_ key: String) -> Bool {
         let lowered = key.lowercased()

@@ -17,6 +17,8 @@ struct NightscoutConnection: Sendable {
     /// read (`env:NS_TOKEN`). Uploads are queued per site and identity, so a queued document is
     /// always sent with the credentials of the client that queued it.
     var identity: String
+    /// Loop remote-command settings (profiles only; `connect` clients may send none).
+    var remote = NightscoutRemoteSettings.none
 
     /// The credential names, in order of preference.
     static let credentialNames = ["token", "jwt", "secret"]
@@ -61,7 +63,8 @@ struct NightscoutConnection: Sendable {
                 throw profile.error(key: "url", "\(error)".replacingOccurrences(of: "Nightscout: invalid request: ", with: ""))
             }
             return NightscoutConnection(configuration: configuration, timeout: try profile.duration("timeout") ?? defaultTimeout,
-                                        label: name, identity: "profile:" + name)
+                                        label: name, identity: "profile:" + name,
+                                        remote: try NightscoutRemoteSettings.read(profile, config: config, environment: environment))
         } catch let error as ConfigError {
             throw LuaErrorInfo(code: "config", message: error.description, service: "nightscout")
         }

@@ -20,41 +20,48 @@ struct NightscoutModule: LuaModule {
     let openStore: @Sendable () throws -> StateStore
     /// When failed uploads are tried again.
     let retryPolicy: RetryPolicy
+    /// Asks at the terminal before a live remote command (the REPL), if set.
+    let confirmation: RemoteConfirmation?
 
-    /// The module for scripts, with the outbox in the state database at `paths`.
-    init(config: HostConfig, paths: LookoutPaths, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        self.init(config: config, environment: environment) { try StateStore.shared(paths: paths) }
+    /// The module for scripts, with the outbox and audit log in the state database at `paths`.
+    init(config: HostConfig, paths: LookoutPaths, confirmation: RemoteConfirmation?,
+         environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.init(config: config, environment: environment, confirmation: confirmation) { try StateStore.shared(paths: paths) }
     }
 
     /// The module over an open store (tests), optionally with its own retry timing.
-    init(config: HostConfig, store: StateStore, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy()) {
-        self.init(config: config, environment: environment, retryPolicy: retryPolicy) { store }
+    init(config: HostConfig, store: StateStore, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy(),
+         confirmation: RemoteConfirmation? = nil) {
+        self.init(config: config, environment: environment, retryPolicy: retryPolicy, confirmation: confirmation) { store }
     }
 
     private init(config: HostConfig, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy(),
-                 openStore: @escaping @Sendable () throws -> StateStore) {
+                 confirmation: RemoteConfirmation?, openStore: @escaping @Sendable () throws -> StateStore) {
         self.config = config
         self.environment = environment
         self.retryPolicy = retryPolicy
+        self.confirmation = confirmation
         self.openStore = openStore
     }
 
     func push(into engine: LuaEngine, stack: LuaStack) throws {
         var methods = NightscoutSite.readMethods.merging(NightscoutSite.writeMethods) { first, _ in first }
         methods["history"] = { call in try NightscoutSite.history(call) }
+        methods.merge(NightscoutSite.remoteMethods) { first, _ in first }
+        methods.merge(NightscoutSite.syncMethods) { first, _ in first }
         engine.register(type: NightscoutSite.type, methods: methods)
         NightscoutProfileMethods.register(engine: engine, stack: stack)
-        let config = self.config, environment = self.environment
+        let config = self.config, environment = self.environment, confirmation = self.confirmation
         let outboxes = NightscoutOutboxes.Opener(openStore: openStore, policy: retryPolicy)
         engine.pushLibrary([
             "client": { call in
                 let name = try call.string(1)
-                return try Self.open(call, outboxes: outboxes) {
+                return try Self.open(call, outboxes: outboxes, confirmation: confirmation) {
                     try NightscoutConnection.profile(name, config: config, environment: environment)
                 }
             },
             "connect": { call in
-                try Self.open(call, outboxes: outboxes) { try NightscoutConnection.options(call, 1, environment: environment) }
+                try Self.open(call, outboxes: outboxes, confirmation: confirmation) { try NightscoutConnection.options(call, 1, environment: environment) }
             },
             "direction": { call in
                 let slope = try call.number(1)
@@ -67,14 +74,15 @@ struct NightscoutModule: LuaModule {
 
     /// Pushes a client object, or `nil, err` for a configuration problem (bad arguments raise).
     /// Opening the site's outbox in the background sends uploads an earlier run left pending.
-    static func open(_ call: LuaCall, outboxes: NightscoutOutboxes.Opener,
+    static func open(_ call: LuaCall, outboxes: NightscoutOutboxes.Opener, confirmation: RemoteConfirmation?,
                      _ connection: () throws -> NightscoutConnection) throws -> LuaReturn {
         do {
             let c = try connection()
             let queue = OutboxItem.siteKey(for: c.configuration) + "#" + c.identity
             let client = NightscoutClientPool.client(key: queue, configuration: c.configuration, timeout: c.timeout)
             Task.detached { _ = try? outboxes.outbox(for: client, queue: queue) }
-            call.push(object: NightscoutSite(client: client, label: c.label, queue: queue, outboxes: outboxes),
+            let remote = NightscoutRemote(settings: c.remote, queue: queue, openStore: outboxes.openStore, confirmationBox: confirmation)
+            call.push(object: NightscoutSite(client: client, label: c.label, queue: queue, outboxes: outboxes, remote: remote),
                       type: NightscoutSite.type)
             return .values(1)
         } catch let raise as LuaRaise {

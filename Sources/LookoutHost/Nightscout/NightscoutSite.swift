@@ -19,12 +19,15 @@ final class NightscoutSite: LuaObject {
     let queue: String
     /// Opens the queue's outbox (off the Lua thread).
     let outboxes: NightscoutOutboxes.Opener
+    /// Loop remote commands: limits, OTP, guard.
+    let remote: NightscoutRemote
 
-    init(client: NightscoutClient, label: String, queue: String, outboxes: NightscoutOutboxes.Opener) {
+    init(client: NightscoutClient, label: String, queue: String, outboxes: NightscoutOutboxes.Opener, remote: NightscoutRemote) {
         self.client = client
         self.label = label
         self.queue = queue
         self.outboxes = outboxes
+        self.remote = remote
     }
 
     var luaDescription: String { "nightscout client \(label) (\(client.configuration.siteURL.absoluteString))" }

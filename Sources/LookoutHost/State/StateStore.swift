@@ -89,9 +89,15 @@ public final class StateStore: Sendable {
 
     // MARK: Migrations
 
-    /// The schema, as named migrations applied in order. Append new ones; never edit or reorder
-    /// one that has shipped.
-    public static let migrations: [(name: String, migrate: @Sendable (Database) throws -> Void)] = [
+    /// A named schema change.
+    public typealias Migration = (name: String, migrate: @Sendable (Database) throws -> Void)
+
+    /// The schema, as named migrations applied in order: the core tables, then the sync mirror
+    /// (`StateStore+Sync.swift`), then the audit log (`StateStore+Audit.swift`). Append new ones;
+    /// never edit or reorder one that has shipped.
+    public static let migrations: [Migration] = coreMigrations + syncMigrations + auditMigrations
+
+    static let coreMigrations: [Migration] = [
         ("v1-kv", { db in
             // Per-script key/value store: `value` is JSON text as `json.encode` writes it.
             try db.execute(sql: """

@@ -341,3 +341,132 @@ function Client:upload_bg(reading) end
 ---@return outbox.Item|nil item
 ---@return table|nil err
 function Client:upload_treatment(treatment) end
+
+---@class nightscout.sync_report
+---@field added string[] identifiers new to the mirror (or back after a deletion)
+---@field updated string[] identifiers whose `srvModified` changed
+---@field deleted string[] identifiers that arrived soft-deleted (kept in the mirror as tombstones)
+---@field unchanged integer documents the mirror already had unchanged
+---@field pages integer pages fetched
+---@field documents integer documents received
+---@field watermark? integer the stored history watermark (`srvModified`, epoch ms)
+---@field missed_by_history? string[] `full_sync` only: found by search but not by history (e.g. written through API v1)
+---@field missing_on_server? string[] `full_sync` only: in the mirror but no longer on the server (left in the mirror)
+---@field api? string `full_sync` only: the API the range was read with ("v3" or "v1")
+
+--- Pulls every change after the stored watermark (v3 history) into the local mirror in the
+--- state database, page by page; each page is stored with the advanced watermark in one
+--- transaction, so an interrupted sync resumes without gaps or repeats. The lists encode as
+--- JSON arrays even when empty. Only one sync of a collection runs at a time per process (a
+--- second one gives `nil, err` with `err.code == "invalid"`).
+--- Context: task only (waits).
+--- Notes: needs v3. Documents written through API v1 never appear in history: use `full_sync`.
+--- ```lua
+--- local r = assert(home:sync "entries")
+--- print(#r.added, #r.updated, #r.deleted, r.unchanged)
+--- ```
+---@param collection string
+---@return nightscout.sync_report|nil report
+---@return table|nil err
+function Client:sync(collection) end
+
+--- Syncs history (with v3), then reads every document of the collection dated in the range by
+--- search (v1 reads when the client uses v1) and stores what the mirror lacks: `missed_by_history`
+--- lists those, `missing_on_server` lists mirrored documents the server no longer returns.
+--- `from` (alias `since`) defaults to the beginning of time, `to` to now; `last = "30d"` means
+--- from 30 days ago. Times are epoch ms or ISO.
+--- Context: task only (waits).
+--- ```lua
+--- local r = assert(home:full_sync("treatments", { last = "30d" }))
+--- print(#r.missed_by_history, #r.missing_on_server)
+--- ```
+---@param collection string
+---@param opts? {from?: number|string, since?: number|string, to?: number|string, last?: string|number}
+---@return nightscout.sync_report|nil report
+---@return table|nil err
+function Client:full_sync(collection, opts) end
+
+--- Reads the local mirror (what `sync`/`full_sync` stored), without the network: documents as
+--- plain tables with both time forms, newest first. Options: `from` (alias `since`), `to`,
+--- `last` (a duration back from now), `count` (alias `limit`; default: all) and
+--- `deleted = true` to include soft-deleted documents. Called with only a collection it returns
+--- a function that takes the options, so both forms below work.
+--- Context: task only (waits).
+--- ```lua
+--- local today = assert(home:mirror("entries", { last = "24h" }))
+--- local recent = assert(home:mirror "entries" { since = "2024-05-01T00:00:00Z", count = 10 })
+--- ```
+---@param collection string
+---@param opts? {from?: number|string, since?: number|string, to?: number|string, last?: string|number, count?: integer, limit?: integer, deleted?: boolean}
+---@return table[]|fun(opts?: table): table[]|nil, table|nil documents
+---@return table|nil err
+function Client:mirror(collection, opts) end
+
+---@class nightscout.command_options
+---@field notes? string sent with the command (Loop shows it)
+---@field wait? number|string|false how long to wait for Loop's answer (default "5m"); false returns once Nightscout accepted it
+
+---@class nightscout.CommandResult
+---@field state "dry_run"|"confirmed"|"sent"|"unknown" what happened: a dry run (nothing sent), Loop enacted it, Nightscout accepted it (not waiting), or Loop has not answered in time
+---@field command string e.g. "bolus 1.5 U"
+---@field detail string|nil
+
+--- Asks Loop, through Nightscout, to deliver a bolus (Loop remote commands, needs Loop's OTP).
+--- Context: task only (waits).
+--- Notes: safety first. Every command must pass the profile's limits, which only the config
+--- sets: `max_bolus`, `max_bolus_per_hour` (a rolling hour, counting commands in flight),
+--- `min_interval`, `duplicate_window`; without them nothing is sent. Unless the profile says
+--- `remote = "live"` a command is a dry run: it is checked and logged, never sent. In the REPL a
+--- live command asks on the terminal first. Every attempt, refusal, send and outcome is in the
+--- audit log (`lookout audit`). A refusal returns `nil, err` with `err.code == "refused"` and
+--- `err.reason` (e.g. "exceedsHourlyTotal"); an amount that is not a Lua number ("1.5", nil, NaN)
+--- is refused, not converted. Other failures: "declined" (at the terminal), "config" (no OTP
+--- URL), "loop" (Loop refused: `err.message` has its note), "http"/"network".
+--- ```lua
+--- local r, err = home:bolus(1.5, { notes = "pizza" })
+--- if not r then log.warn("bolus not sent: %s", err) end
+--- ```
+---@param units number insulin units, in steps of 0.01
+---@param opts? nightscout.command_options
+---@return nightscout.CommandResult|nil result
+---@return table|nil err
+function Client:bolus(units, opts) end
+
+--- Asks Loop to record carbs (needs Loop's OTP); limits `max_carbs`, `max_carbs_per_hour`.
+--- Context: task only (waits).
+--- Notes: as `bolus`. `opts.absorption` is hours (Loop's default 3), `opts.at` the time eaten.
+---@param grams number
+---@param opts? {absorption?: number, at?: number|string, notes?: string, wait?: number|string|false}
+---@return nightscout.CommandResult|nil result
+---@return table|nil err
+function Client:carbs(grams, opts) end
+
+--- Asks Loop to start an override preset; only names listed in the profile's `overrides` are sent.
+--- Context: task only (waits).
+---@param name string the preset's name in Loop, exactly
+---@param opts? {duration?: number|string, notes?: string, wait?: number|string|false} duration: "1h", or seconds
+---@return nightscout.CommandResult|nil result
+---@return table|nil err
+function Client:override(name, opts) end
+
+--- Asks Loop to cancel the running override (allowed when the profile lists any override).
+--- Context: task only (waits).
+---@param opts? {notes?: string, wait?: number|string|false}
+---@return nightscout.CommandResult|nil result
+---@return table|nil err
+function Client:cancel_override(opts) end
+
+--- Closed-loop on/off: Loop cannot receive it through Nightscout (only the unreleased Remote
+--- 2.0 has it), so this always returns `nil, err` with `err.code == "unsupported"`.
+--- Context: anywhere.
+---@param on boolean
+---@return nil
+---@return table err
+function Client:closed_loop(on) end
+
+--- Autobolus on/off: not supported by Nightscout's Loop path, like `closed_loop`.
+--- Context: anywhere.
+---@param on boolean
+---@return nil
+---@return table err
+function Client:autobolus(on) end

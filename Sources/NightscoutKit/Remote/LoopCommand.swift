@@ -35,7 +35,7 @@ public enum LoopCommand: Sendable, Hashable, CustomStringConvertible {
 
     /// A short human description: `bolus 1.5 U`, `carbs 20 g over 3 h`, `override Exercise for 60 min`.
     public var description: String {
-        func number(_ d: Double) -> String { d == d.rounded() ? String(Int(d)) : String(d) }
+        func number(_ d: Double) -> String { d.isFinite && d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d) }
         switch self {
         case .bolus(let units): return "bolus \(number(units)) U"
         case .carbs(let grams, let hours, _): return "carbs \(number(grams)) g" + (hours.map { " over \(number($0)) h" } ?? "")

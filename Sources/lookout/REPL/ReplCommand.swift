@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutHost
 import Lua
 
 /// `lookout repl [--load FILE]` (also `lookout` with no arguments).
@@ -31,7 +32,8 @@ struct ReplCommand: AsyncParsableCommand {
         let options = try environment.luaOptions(
             name: "repl", script: script, arguments: ["repl"], scriptDirectory: FileManager.default.currentDirectoryPath,
             output: { relay.print($0) })
-        let runtime = LuaRuntime(options: options, modules: environment.modules(logger: logger))
+        let confirmation = RemoteConfirmation()
+        let runtime = LuaRuntime(options: options, modules: environment.modules(logger: logger, confirmation: confirmation))
         do {
             try await runtime.start()
             try await runtime.prepareREPL()
@@ -47,6 +49,12 @@ struct ReplCommand: AsyncParsableCommand {
             reader = PlainLineReader()
         }
         relay.reader = reader
+        // A live Loop command asks first; without a terminal to answer, the answer is no.
+        confirmation.install { question in
+            guard interactive else { return false }
+            let answer = await reader.readLine(prompt: question + " [y/N] ")
+            return ["y", "yes"].contains(answer?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
+        }
         let session = ReplSession(runtime: runtime, reader: reader, interactive: interactive)
         if interactive {
             reader.print("Lookout \(LookoutVersion.text) (Lua 5.4): help() for help, .quit or Ctrl-D to leave")

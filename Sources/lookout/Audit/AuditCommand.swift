@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import LookoutHost
+import NightscoutKit
+
+/// `lookout audit`: the append-only log of Loop remote commands.
+struct AuditLogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract: "Show the audit log of Loop remote commands (attempts, refusals and why, sends, outcomes).")
+
+    @Option(help: "Only this site's queue (as shown in the QUEUE column).")
+    var site: String?
+
+    @Option(help: "How many of the newest entries to show.")
+    var limit = 50
+
+    func run() async throws {
+        let environment = try HostEnvironment.load()
+        let store: StateStore
+        do { store = try StateStore.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
+        let entries = try await store.auditEntries(site: site, limit: max(1, limit))
+        guard !entries.isEmpty else {
+            print("the audit log is empty")
+            return
+        }
+        let time = ISO8601DateFormatter()
+        for entry in entries {
+            var line = "\(time.string(from: entry.time))  \(entry.phase.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))"
+                + "\(entry.command)  by \(entry.source.isEmpty ? "?" : entry.source)  on \(entry.site)"
+            if let reason = entry.reason { line += "\n    refused: \(reason)" }
+            if entry.phase != .attempted, entry.phase != .refused, !entry.detail.isEmpty { line += "\n    \(entry.detail)" }
+            print(line)
+        }
+    }
+}
