@@ -21,8 +21,8 @@ public actor Outbox {
     public nonisolated let policy: RetryPolicy
     private let now: @Sendable () -> Date
     private let random: @Sendable () -> Double
-    /// Items being sent by this outbox now (a second attempt waits for none; it is skipped).
-    private var inFlight: Set<String> = []
+    /// Sends under way, by identifier: a second attempt of the same item waits for the first.
+    private var inFlight: [String: Task<OutboxItem, Never>] = [:]
 
     /// An outbox for `client`'s site over `store`. Give `site` to keep separate queues for one
     /// site (e.g. one per set of credentials, so each item is sent with the credentials that
@@ -81,7 +81,7 @@ public actor Outbox {
         while budget > 0, !Task.isCancelled {
             guard let batch = try? await store.due(site: site, now: ignoringBackoff ? .distantFuture : now(), limit: min(budget, 100)), !batch.isEmpty else { break }
             var networkDown = false
-            for item in batch where !inFlight.contains(item.identifier) {
+            for item in batch where inFlight[item.identifier] == nil {
                 budget -= 1
                 let result = await send(item)
                 switch result.state {
@@ -115,12 +115,19 @@ public actor Outbox {
         return item
     }
 
-    /// Sends an item once: skipped (returned as stored) when another attempt of this outbox is
-    /// under way or the stored item is no longer pending (a concurrent drain sent it).
+    /// Sends an item once. An attempt while the same item is being sent waits for that send and
+    /// returns its outcome; an item no longer pending (a concurrent drain sent it) is returned as
+    /// stored.
     private func send(_ candidate: OutboxItem) async -> OutboxItem {
-        guard !inFlight.contains(candidate.identifier) else { return candidate }
-        inFlight.insert(candidate.identifier)
-        defer { inFlight.remove(candidate.identifier) }
+        if let running = inFlight[candidate.identifier] { return await running.value }
+        let task = Task { await self.perform(candidate) }
+        inFlight[candidate.identifier] = task
+        let result = await task.value
+        inFlight[candidate.identifier] = nil
+        return result
+    }
+
+    private func perform(_ candidate: OutboxItem) async -> OutboxItem {
         guard let stored = try? await store.item(site: site, identifier: candidate.identifier) else { return candidate }
         guard stored.state == .pending else { return stored }
         var item = stored

@@ -28,8 +28,11 @@ struct AuditLogCommand: AsyncParsableCommand {
         for entry in entries {
             var line = "\(time.string(from: entry.time))  \(entry.phase.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))"
                 + "\(entry.command)  by \(entry.source.isEmpty ? "?" : entry.source)  on \(entry.site)"
-            if let reason = entry.reason { line += "\n    refused: \(reason)" }
-            if entry.phase != .attempted, entry.phase != .refused, !entry.detail.isEmpty { line += "\n    \(entry.detail)" }
+            if entry.phase == .refused, let reason = entry.reason {
+                line += "\n    refused: \(reason)"
+            } else if [.sent, .failed, .indeterminate, .confirmed].contains(entry.phase), !entry.detail.isEmpty {
+                line += "\n    \(entry.detail)"
+            }
             print(line)
         }
     }
