@@ -46,6 +46,54 @@ struct NSStoreData: Sendable {
     }
 }
 
+/// A collection's documents with a stored `srvModified` in HISTORY order.
+struct NSHistoryIndex: Sendable {
+    /// One document: its stored `srvModified` and position in `docs`.
+    struct Key: Sendable {
+        var srvModified: Int64
+        var position: Int
+    }
+
+    /// The collection as it was when the index was built.
+    let docs: [NSDoc]
+    /// Ascending by (`srvModified`, position).
+    let order: [Key]
+
+    init(docs: [NSDoc]) {
+        self.docs = docs
+        var keys: [Key] = []
+        keys.reserveCapacity(docs.count)
+        var sorted = true
+        for (i, d) in docs.enumerated() {
+            guard let sm = d.storedSrvModified else { continue }
+            if let last = keys.last, last.srvModified > sm { sorted = false }
+            keys.append(Key(srvModified: sm, position: i))
+        }
+        if !sorted {
+            keys.sort { ($0.srvModified, $0.position) < ($1.srvModified, $1.position) }
+        }
+        order = keys
+    }
+
+    /// Whether `current` is the very array this index was built from (same storage, so unchanged).
+    func isBuilt(from current: [NSDoc]) -> Bool {
+        docs.withUnsafeBufferPointer { a in
+            current.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count }
+        }
+    }
+
+    /// The first position in `order` whose `srvModified` satisfies `matches`, which must be
+    /// monotone (false then true along ascending `srvModified`).
+    func firstMatch(_ matches: (Int64) -> Bool) -> Int {
+        var lo = 0, hi = order.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if matches(order[mid].srvModified) { hi = mid } else { lo = mid + 1 }
+        }
+        return lo
+    }
+}
+
 /// The data store: one actor holding all collections in memory.
 actor NightscoutStore {
     var data = NSStoreData()
@@ -84,6 +132,22 @@ actor NightscoutStore {
                 data.insert(c, NSDoc(oid: oid ?? NSObjectId.make(), fields: f))
             }
         }
+    }
+
+    /// The srvModified-ordered view of each collection HISTORY reads, rebuilt only when the
+    /// collection changed since it was built (see `historyIndex`).
+    private var historyIndexes: [String: NSHistoryIndex] = [:]
+
+    /// The documents of `c` with a stored `srvModified`, ordered by (`srvModified`, position in
+    /// the collection): the order v3 HISTORY returns. Cached per collection; the cache holds the
+    /// collection array it was built from, so any later mutation of the collection copies the
+    /// array (copy-on-write) and is detected by comparing storage, without sorting per request.
+    func historyIndex(_ c: String) -> NSHistoryIndex {
+        let docs = data.docs(c)
+        if let cached = historyIndexes[c], cached.isBuilt(from: docs) { return cached }
+        let index = NSHistoryIndex(docs: docs)
+        historyIndexes[c] = index
+        return index
     }
 
     /// Stored docs with `_id`.

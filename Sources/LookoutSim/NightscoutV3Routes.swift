@@ -523,14 +523,14 @@ enum NightscoutV3 {
         case .success(let l): limit = l
         }
         let col = ctx.col, fields = ctx.req.queryValue("fields")
-        let docs = await ctx.sim.store.transact { data in data.docs(col) }
-        let matched = docs.enumerated().compactMap { (i, d) -> (Int64, Int, NSDoc)? in
-            guard let sm = d.storedSrvModified, predicate(sm) else { return nil }
-            return (sm, i, d)
-        }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.prefix(limit)
-        guard let maxSM = matched.map(\.0).max() else { return .json(200, ["status": 200, "result": []]) }
+        // Documents with a stored srvModified in (srvModified, position) order, cached by the store;
+        // the predicate is monotone in srvModified, so the page starts at a binary-searched position.
+        let index = await ctx.sim.store.historyIndex(col)
+        let start = index.firstMatch(predicate)
+        let matched = index.order[start..<min(index.order.count, start + max(0, limit))]
+        guard let maxSM = matched.last?.srvModified else { return .json(200, ["status": 200, "result": []]) }
         return .json(
-            200, ["status": 200, "result": .array(matched.map { output(col, $0.2, fields: fields) })],
+            200, ["status": 200, "result": .array(matched.map { output(col, index.docs[$0.position], fields: fields) })],
             headers: [lastModifiedHeader(maxSM), ("ETag", "W/\"\(maxSM)\"")])
     }
 }

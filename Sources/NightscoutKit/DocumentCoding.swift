@@ -4,16 +4,50 @@ import Foundation
 /// kept in a model's `extra` dictionary. Numbers are read leniently (numeric strings accepted),
 /// because v1 stores values as sent.
 struct DocumentReader {
-    let container: KeyedDecodingContainer<AnyCodingKey>
+    private typealias Object = [String: JSONValue]
+
+    /// The fields when the decoder is a `JSONValueDecoder` over an object (the fast path:
+    /// consumed fields are remembered by dictionary index, so no key is hashed twice).
+    private let object: Object
+    /// Whether `object` holds the fields (else `container` does).
+    private let fast: Bool
+    /// Any other decoder's keyed container.
+    private let container: KeyedDecodingContainer<AnyCodingKey>?
+    /// Consumed keys (container path).
     private(set) var used: Set<String> = []
+    /// Indices of consumed fields in `object` (fast path), without repeats.
+    private var usedIndices: [Object.Index] = []
+    /// The index of the field `raw`/`value` found last (fast path), for `markUsed`.
+    private var lastIndex: Object.Index?
 
     init(_ decoder: any Decoder) throws {
-        container = try decoder.container(keyedBy: AnyCodingKey.self)
+        if let d = decoder as? JSONValueDecoder, case .object(let object) = d.value {
+            self.object = object
+            self.fast = true
+            self.container = nil
+            usedIndices.reserveCapacity(object.count)
+        } else {
+            self.object = [:]
+            self.fast = false
+            self.container = try decoder.container(keyedBy: AnyCodingKey.self)
+        }
     }
 
     private func key(_ name: String) -> AnyCodingKey { AnyCodingKey(name) }
 
-    mutating func has(_ name: String) -> Bool { container.contains(key(name)) }
+    mutating func has(_ name: String) -> Bool {
+        if fast { return object.index(forKey: name) != nil }
+        return container!.contains(key(name))
+    }
+
+    /// Marks `name` consumed; on the fast path it must be the field `raw`/`value` just found.
+    private mutating func markUsed(_ name: String) {
+        if fast {
+            if let i = lastIndex, !usedIndices.contains(i) { usedIndices.append(i) }
+        } else {
+            used.insert(name)
+        }
+    }
 
     /// Readers never consume a JSON `null`: it stays in `extra` and is re-emitted unless the
     /// field is set, so a read-modify-write keeps the document as it was.
@@ -22,13 +56,28 @@ struct DocumentReader {
     /// wrong shape is not an error: it is left unconsumed (so it stays in `extra` verbatim) and
     /// `nil` is returned. One odd document from some uploader must not fail a whole fetch.
     mutating func value<T: Decodable>(_ name: String, as type: T.Type = T.self) throws -> T? {
-        guard let v = try? container.decodeIfPresent(T.self, forKey: key(name)) else { return nil }
-        used.insert(name)
+        let decoded: T?
+        if fast {
+            guard let v = raw(name) else { return nil }
+            decoded = try? JSONValueDecoder.decode(T.self, from: v)
+        } else {
+            decoded = (try? container!.decodeIfPresent(T.self, forKey: key(name))) ?? nil
+        }
+        guard let v = decoded else { return nil }
+        markUsed(name)
         return v
     }
 
-    private func raw(_ name: String) -> JSONValue? {
-        (try? container.decodeIfPresent(JSONValue.self, forKey: key(name))) ?? nil
+    /// The field's value, `nil` when absent or JSON `null`.
+    private mutating func raw(_ name: String) -> JSONValue? {
+        if fast {
+            guard let i = object.index(forKey: name) else { return nil }
+            let v = object[i].value
+            if case .null = v { return nil }
+            lastIndex = i
+            return v
+        }
+        return (try? container!.decodeIfPresent(JSONValue.self, forKey: key(name))) ?? nil
     }
 
     /// Decodes a string; numbers and booleans are converted to their text. Arrays and objects
@@ -43,7 +92,7 @@ struct DocumentReader {
         case .null?, nil: return nil
         default: return nil
         }
-        used.insert(name)
+        markUsed(name)
         return result
     }
 
@@ -53,7 +102,7 @@ struct DocumentReader {
         guard let r = raw(name), r != .null else { return nil }
         if case .string(let s) = r, s.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
         guard let d = r.doubleValue, d.isFinite else { return nil }
-        used.insert(name)
+        markUsed(name)
         return d
     }
 
@@ -61,7 +110,7 @@ struct DocumentReader {
     mutating func int(_ name: String) throws -> Int? {
         guard let r = raw(name), r != .null else { return nil }
         guard let d = r.doubleValue, d.isFinite, d == d.rounded(), abs(d) < 9e15 else { return nil }
-        used.insert(name)
+        markUsed(name)
         return Int(d)
     }
 
@@ -78,15 +127,22 @@ struct DocumentReader {
         case .null?, nil: return nil
         default: return nil
         }
-        used.insert(name)
+        markUsed(name)
         return result
     }
 
     /// Every key not consumed so far, as JSON values.
     func extras() throws -> [String: JSONValue] {
+        if fast {
+            if usedIndices.isEmpty { return object }
+            if usedIndices.count == object.count { return [:] }
+            var out = Object(minimumCapacity: object.count - usedIndices.count)
+            for i in object.indices where !usedIndices.contains(i) { out[object[i].key] = object[i].value }
+            return out
+        }
         var out: [String: JSONValue] = [:]
-        for k in container.allKeys where !used.contains(k.stringValue) {
-            out[k.stringValue] = try container.decode(JSONValue.self, forKey: k)
+        for k in container!.allKeys where !used.contains(k.stringValue) {
+            out[k.stringValue] = try container!.decode(JSONValue.self, forKey: k)
         }
         return out
     }

@@ -18,6 +18,10 @@ public enum JSONValue: Sendable, Hashable, Codable {
 
     /// Decodes any JSON value; integral numbers become `.int` (exact), others `.double`.
     public init(from decoder: any Decoder) throws {
+        if let d = decoder as? JSONValueDecoder {
+            self = d.value
+            return
+        }
         if var unkeyed = try? decoder.unkeyedContainer() {
             var items: [JSONValue] = []
             while !unkeyed.isAtEnd { items.append(try unkeyed.decode(JSONValue.self)) }

@@ -64,31 +64,63 @@ extension NightscoutClient {
             try V3History.request(collection: collection, after: after, limit: limit, configuration: configuration, jwt: jwt)
         }
         let docs = try NightscoutResponse.decodeV3([D].self, from: response)
-        var next = cursor
-        let fresh = next.accept(docs)
-        // A full page that moved nothing forward (all at one millisecond already seen) would loop.
-        let progressed = next != cursor || !fresh.isEmpty
-        return V3HistoryPage(documents: fresh, cursor: next,
-                             hasMore: HistoryCursor.hasMore(pageCount: docs.count, limit: limit) && progressed)
+        return V3HistoryPaging.page(docs, cursor: cursor, limit: limit)
     }
 
     /// All history pages after `cursor`, each with the cursor to persist after applying it.
+    ///
+    /// While a full page is being decoded, the next one is already requested from the page's
+    /// `ETag` (`W/"<max srvModified>"`, spec §3.11): the request the cursor will make next, as
+    /// `ETag − 1`. The prefetched response is used only when the cursor after the page asks for
+    /// exactly that value; otherwise it is dropped and the cursor's request is sent, so the pages
+    /// are the same as with `historyPage` one at a time.
     public func history<D: NightscoutDocument>(_ type: D.Type, _ collection: V3Collection,
                                                since cursor: HistoryCursor = HistoryCursor(),
                                                limit: Int = 1000) -> AsyncThrowingStream<V3HistoryPage<D>, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
+                let configuration = self.configuration
+                let fetch: @Sendable (Int64) async throws -> NightscoutHTTPResponse = { after in
+                    try await self.sendV3 { jwt in
+                        try V3History.request(collection: collection, after: after, limit: limit,
+                                              configuration: configuration, jwt: jwt)
+                    }
+                }
+                var prefetch: (after: Int64, task: Task<NightscoutHTTPResponse, any Error>)? = nil
                 do {
                     var current = cursor
                     while true {
                         try Task.checkCancellation()
-                        let page = try await self.historyPage(D.self, collection, since: current, limit: limit)
+                        let after = current.requestValue
+                        let response: NightscoutHTTPResponse
+                        if let p = prefetch, p.after == after {
+                            prefetch = nil
+                            response = try await withTaskCancellationHandler {
+                                try await p.task.value
+                            } onCancel: {
+                                p.task.cancel()
+                            }
+                        } else {
+                            prefetch?.task.cancel()
+                            prefetch = nil
+                            response = try await fetch(after)
+                        }
+                        let parsed = try V3ParsedResponse(response)
+                        if let count = parsed.resultCount, HistoryCursor.hasMore(pageCount: count, limit: limit),
+                           let etag = parsed.historyETag, etag > V3History.beginningOfTime {
+                            let next = etag - 1
+                            prefetch = (next, Task { try await fetch(next) })
+                        }
+                        let docs = try parsed.decodeResult([D].self)
+                        let page = V3HistoryPaging.page(docs, cursor: current, limit: limit)
                         continuation.yield(page)
                         current = page.cursor
                         if !page.hasMore { break }
                     }
+                    prefetch?.task.cancel()
                     continuation.finish()
                 } catch {
+                    prefetch?.task.cancel()
                     continuation.finish(throwing: error)
                 }
             }

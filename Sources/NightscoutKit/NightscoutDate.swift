@@ -29,10 +29,22 @@ public struct NightscoutDate: Sendable, Hashable, Codable, Comparable, CustomStr
         self.wireForm = .epochMilliseconds
     }
 
+    /// The largest magnitude of epoch milliseconds accepted from a number (about the year
+    /// 285,000): a number beyond it from a server is not a date, and reading it must not trap.
+    public static let largestMilliseconds: Double = 9e15
+
+    /// Epoch milliseconds from a JSON number, or nil when it is not finite or out of range.
+    static func milliseconds(_ d: Double) -> Int64? {
+        guard d.isFinite, abs(d) < largestMilliseconds else { return nil }
+        return Int64(d.rounded(.down))
+    }
+
     /// Creates a timestamp from a `Date` (truncated to milliseconds), encoded as a number or as
-    /// a UTC ISO string with milliseconds (`2024-01-02T03:04:05.678Z`).
+    /// a UTC ISO string with milliseconds (`2024-01-02T03:04:05.678Z`). Dates beyond
+    /// ±`largestMilliseconds` are clamped to it.
     public init(_ date: Date, asISOString: Bool = false) {
-        let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let raw = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        let ms = Int64(raw.isNaN ? 0 : min(max(raw, -NightscoutDate.largestMilliseconds), NightscoutDate.largestMilliseconds))
         self.epochMilliseconds = ms
         self.utcOffsetMinutes = asISOString ? 0 : nil
         self.wireForm = asISOString ? .iso(NightscoutDate.isoString(epochMilliseconds: ms)) : .epochMilliseconds
@@ -43,8 +55,8 @@ public struct NightscoutDate: Sendable, Hashable, Codable, Comparable, CustomStr
     /// A string without an offset is read as UTC. RFC 2822 / RFC 1123 text
     /// (`Wed, 17 Oct 2018 05:13:00 GMT`) is accepted too. Returns `nil` when the text is not a date.
     public init?(string: String) {
-        let trimmed = string.trimmingCharacters(in: .whitespaces)
-        if !trimmed.isEmpty, trimmed.allSatisfy({ $0.isASCII && $0.isNumber }), let ms = Int64(trimmed), trimmed.count > 8 {
+        let trimmed = NightscoutDate.trimmedOfWhitespace(string)
+        if NightscoutDate.isAllASCIIDigits(trimmed), let ms = Int64(trimmed), trimmed.utf8.count > 8 {
             self.epochMilliseconds = ms
             self.utcOffsetMinutes = nil
             self.wireForm = .iso(string)
@@ -55,6 +67,27 @@ public struct NightscoutDate: Sendable, Hashable, Codable, Comparable, CustomStr
         self.epochMilliseconds = ms
         self.utcOffsetMinutes = offset
         self.wireForm = .iso(string)
+    }
+
+    /// `string.trimmingCharacters(in: .whitespaces)`, without the Foundation call when the first
+    /// and last bytes are ASCII and not blanks (the usual case).
+    static func trimmedOfWhitespace(_ string: String) -> String {
+        let u = string.utf8
+        if let first = u.first, let last = u.last, first < 0x80, last < 0x80,
+           first != 0x20, first != 0x09, last != 0x20, last != 0x09 {
+            return string
+        }
+        return string.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Non-empty and only `0`…`9` (the same as every `Character` being ASCII and `isNumber`).
+    static func isAllASCIIDigits(_ s: String) -> Bool {
+        var any = false
+        for c in s.utf8 {
+            guard c >= 0x30, c <= 0x39 else { return false }
+            any = true
+        }
+        return any
     }
 
     /// The instant as a Foundation `Date`.
@@ -93,17 +126,39 @@ public struct NightscoutDate: Sendable, Hashable, Codable, Comparable, CustomStr
     /// Decodes a number (epoch milliseconds; fractional part dropped) or a string (ISO-8601 or
     /// numeric epoch milliseconds).
     public init(from decoder: any Decoder) throws {
+        if let d = decoder as? JSONValueDecoder {
+            try self.init(jsonValue: d.value)
+            return
+        }
         let c = try decoder.singleValueContainer()
         if let ms = try? c.decode(Int64.self) {
             self.init(epochMilliseconds: ms)
-        } else if let d = try? c.decode(Double.self), d.isFinite {
-            self.init(epochMilliseconds: Int64(d.rounded(.down)))
+        } else if let d = try? c.decode(Double.self), let ms = NightscoutDate.milliseconds(d) {
+            self.init(epochMilliseconds: ms)
         } else {
             let s = try c.decode(String.self)
             guard let parsed = NightscoutDate(string: s) else {
                 throw DecodingError.dataCorruptedError(in: c, debugDescription: "Not a date: \(s)")
             }
             self = parsed
+        }
+    }
+
+    /// The same rules as `init(from:)` for an already parsed value (`JSONValueDecoder`): `.int` is
+    /// what decodes as `Int64`; `.double` is what decodes only as `Double`.
+    init(jsonValue value: JSONValue) throws {
+        switch value {
+        case .int(let ms):
+            self.init(epochMilliseconds: ms)
+        case .double(let d) where NightscoutDate.milliseconds(d) != nil:
+            self.init(epochMilliseconds: NightscoutDate.milliseconds(d)!)
+        case .string(let s):
+            guard let parsed = NightscoutDate(string: s) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "Not a date: \(s)"))
+            }
+            self = parsed
+        default:
+            throw JSONValueDecoder.mismatch(NightscoutDate.self, value)
         }
     }
 
@@ -167,7 +222,11 @@ public struct NightscoutDate: Sendable, Hashable, Codable, Comparable, CustomStr
 
     /// Returns (epoch ms, offset minutes or nil) for an ISO-8601 text.
     static func parseISO(_ text: String) -> (Int64, Int?)? {
-        let u = Array(text.utf8)
+        if let r = text.utf8.withContiguousStorageIfAvailable({ parseISO(utf8: $0) }) { return r }
+        return Array(text.utf8).withUnsafeBufferPointer { parseISO(utf8: $0) }
+    }
+
+    static func parseISO(utf8 u: UnsafeBufferPointer<UInt8>) -> (Int64, Int?)? {
         var i = 0
         func digits(_ n: Int) -> Int? {
             guard i + n <= u.count else { return nil }

@@ -52,21 +52,116 @@ public enum NightscoutResponse {
     /// Decodes a v1 response body (a JSON array or object) after `check`.
     public static func decodeV1<T: Decodable>(_ type: T.Type, from response: NightscoutHTTPResponse) throws -> T {
         try check(response)
-        do { return try JSONDecoder().decode(T.self, from: response.body) }
+        do { return try JSONValueDecoding.decode(T.self, from: response.body) }
         catch { throw NightscoutError.decoding(String(describing: error)) }
     }
 
     /// Decodes the `result` of a v3 envelope after `check`.
     public static func decodeV3<T: Decodable & Sendable>(_ type: T.Type, from response: NightscoutHTTPResponse) throws -> T {
         try check(response)
-        do { return try JSONDecoder().decode(V3Envelope<T>.self, from: response.body).result }
+        do { return try JSONValueDecoding.decode(V3Envelope<T>.self, from: response.body).result }
         catch { throw NightscoutError.decoding(String(describing: error)) }
     }
 
     /// Decodes a v3 CREATE/UPDATE body after `check`.
     public static func decodeV3Write(from response: NightscoutHTTPResponse) throws -> V3WriteResult {
         try check(response)
-        do { return try JSONDecoder().decode(V3WriteResult.self, from: response.body) }
+        do { return try JSONValueDecoding.decode(V3WriteResult.self, from: response.body) }
         catch { throw NightscoutError.decoding(String(describing: error)) }
+    }
+}
+
+/// A checked v3 response whose body was parsed once into a `JSONValue` tree (when the fast
+/// parser reads it exactly), so its shape can be inspected before the models are decoded.
+struct V3ParsedResponse: Sendable {
+    /// The response.
+    let response: NightscoutHTTPResponse
+    /// The body's tree, `nil` when decoding has to go through `JSONDecoder`.
+    let tree: JSONValue?
+
+    /// Checks the status (`NightscoutResponse.check`) and parses the body.
+    init(_ response: NightscoutHTTPResponse) throws {
+        try NightscoutResponse.check(response)
+        self.response = response
+        if let parsed = try? JSONValueParser.parseCheckingExactness(response.body), parsed.exact {
+            tree = parsed.value
+        } else {
+            tree = nil
+        }
+    }
+
+    /// The number of elements of `result` when it is an array, else `nil`.
+    var resultCount: Int? {
+        guard case .object(let root)? = tree, case .array(let items)? = root["result"] else { return nil }
+        return items.count
+    }
+
+    /// The `result` decoded as `T`: exactly `NightscoutResponse.decodeV3(T.self, from: response)`.
+    func decodeResult<T: Decodable & Sendable>(_ type: T.Type) throws -> T {
+        if let tree, let envelope = try? JSONValueDecoder.decode(V3Envelope<T>.self, from: tree) {
+            return envelope.result
+        }
+        do { return try JSONDecoder().decode(V3Envelope<T>.self, from: response.body).result }
+        catch { throw NightscoutError.decoding(String(describing: error)) }
+    }
+
+    /// The HISTORY `ETag` (`W/"<max srvModified>"`, spec §3.11) as epoch ms, if present.
+    var historyETag: Int64? { V3ParsedResponse.historyETag(response) }
+
+    /// The HISTORY `ETag` of `response` as epoch ms, if present.
+    static func historyETag(_ response: NightscoutHTTPResponse) -> Int64? {
+        guard var text = response.header("ETag")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if text.hasPrefix("W/") { text.removeFirst(2) }
+        guard text.count >= 3, text.hasPrefix("\""), text.hasSuffix("\"") else { return nil }
+        return Int64(text.dropFirst().dropLast())
+    }
+}
+
+/// Turning one decoded HISTORY page into a `V3HistoryPage` (shared by `historyPage` and `history`).
+enum V3HistoryPaging {
+    /// Exactly `cursor.accept(docs)` (same documents returned, same cursor after), without
+    /// building a new identifier set for every document that advances the watermark: the
+    /// watermark and the identifiers at it are tracked locally, and only the identifiers at the
+    /// final watermark are passed to the cursor.
+    static func accept<D: NightscoutDocument>(_ docs: [D], into cursor: inout HistoryCursor) -> [D] {
+        let start = cursor.watermark
+        var watermark = start
+        // Identifiers accepted at `watermark` during this page (in order; a set once large).
+        var ids: [String] = []
+        var idSet: Set<String>? = nil
+        func seen(_ id: String) -> Bool {
+            if watermark == start, cursor.acceptedAtWatermark.contains(id) { return true }
+            if let idSet { return idSet.contains(id) }
+            return ids.contains(id)
+        }
+        var fresh: [D] = []
+        fresh.reserveCapacity(docs.count)
+        for d in docs {
+            guard let srv = d.common.srvModified?.epochMilliseconds else { fresh.append(d); continue }
+            let id = d.common.primaryKey ?? ""
+            if srv < watermark { continue }
+            if srv == watermark {
+                if seen(id) { continue }
+            } else {
+                watermark = srv
+                ids.removeAll(keepingCapacity: true)
+                idSet = nil
+            }
+            ids.append(id)
+            if idSet != nil { idSet!.insert(id) } else if ids.count > 16 { idSet = Set(ids) }
+            fresh.append(d)
+        }
+        for id in ids { _ = cursor.accept(srvModified: watermark, identifier: id) }
+        return fresh
+    }
+
+    /// The page's new documents, the advanced cursor, and whether to ask for more.
+    static func page<D: NightscoutDocument>(_ docs: [D], cursor: HistoryCursor, limit: Int) -> V3HistoryPage<D> {
+        var next = cursor
+        let fresh = accept(docs, into: &next)
+        // A full page that moved nothing forward (all at one millisecond already seen) would loop.
+        let progressed = next != cursor || !fresh.isEmpty
+        return V3HistoryPage(documents: fresh, cursor: next,
+                             hasMore: HistoryCursor.hasMore(pageCount: docs.count, limit: limit) && progressed)
     }
 }

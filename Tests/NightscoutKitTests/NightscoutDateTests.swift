@@ -88,4 +88,15 @@ final class HTTPDateTests: XCTestCase {
         for (text, expected) in table { XCTAssertEqual(HTTPDate.parse(text), expected, text) }
         XCTAssertEqual(NightscoutDate(string: "Wed, 17 Oct 2018 05:13:00 GMT")?.epochMilliseconds, utcMillis(2018, 10, 17, 5, 13))
     }
+
+    func testHostileNumericDatesAreErrorsNotTraps() throws {
+        for text in ["1e300", "-1e300", "9.3e18", "1e16"] {
+            let json = Data("{\"date\": \(text), \"sgv\": 100, \"type\": \"sgv\"}".utf8)
+            let entry = try JSONDecoder().decode(Entry.self, from: json)
+            XCTAssertNil(entry.common.date, text)  // not a date: left in `extra`, as the server sent it
+            XCTAssertNotNil(entry.extra["date"], text)
+        }
+        XCTAssertEqual(NightscoutDate(Date(timeIntervalSince1970: 1e300)).epochMilliseconds, Int64(NightscoutDate.largestMilliseconds))
+        XCTAssertEqual(NightscoutDate(epochMilliseconds: .max).isoString.isEmpty, false)
+    }
 }

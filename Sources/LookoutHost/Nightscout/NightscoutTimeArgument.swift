@@ -15,7 +15,9 @@ enum NightscoutTimeArgument {
         switch value {
         case .int, .double:
             let ms = value.double!
-            guard ms.isFinite else { throw LuaRaise("\(what): expected epoch milliseconds, got \(ms)") }
+            guard ms.isFinite, abs(ms) < NightscoutDate.largestMilliseconds else {
+                throw LuaRaise("\(what): expected epoch milliseconds, got \(ms), which is not a date")
+            }
             guard abs(ms) >= smallestMilliseconds else {
                 throw LuaRaise("\(what): expected epoch milliseconds, got \(formatted(ms)), which looks like seconds "
                                + "(multiply os.time() by 1000)")
