@@ -37,7 +37,8 @@ public struct HistoryCursor: Sendable, Equatable, Codable {
             return acceptedAtWatermark.insert(id).inserted
         }
         watermark = srv
-        acceptedAtWatermark = [id]
+        acceptedAtWatermark.removeAll(keepingCapacity: true)  // no new set per document
+        acceptedAtWatermark.insert(id)
         return true
     }
 

@@ -119,46 +119,10 @@ struct V3ParsedResponse: Sendable {
 
 /// Turning one decoded HISTORY page into a `V3HistoryPage` (shared by `historyPage` and `history`).
 enum V3HistoryPaging {
-    /// Exactly `cursor.accept(docs)` (same documents returned, same cursor after), without
-    /// building a new identifier set for every document that advances the watermark: the
-    /// watermark and the identifiers at it are tracked locally, and only the identifiers at the
-    /// final watermark are passed to the cursor.
-    static func accept<D: NightscoutDocument>(_ docs: [D], into cursor: inout HistoryCursor) -> [D] {
-        let start = cursor.watermark
-        var watermark = start
-        // Identifiers accepted at `watermark` during this page (in order; a set once large).
-        var ids: [String] = []
-        var idSet: Set<String>? = nil
-        func seen(_ id: String) -> Bool {
-            if watermark == start, cursor.acceptedAtWatermark.contains(id) { return true }
-            if let idSet { return idSet.contains(id) }
-            return ids.contains(id)
-        }
-        var fresh: [D] = []
-        fresh.reserveCapacity(docs.count)
-        for d in docs {
-            guard let srv = d.common.srvModified?.epochMilliseconds else { fresh.append(d); continue }
-            let id = d.common.primaryKey ?? ""
-            if srv < watermark { continue }
-            if srv == watermark {
-                if seen(id) { continue }
-            } else {
-                watermark = srv
-                ids.removeAll(keepingCapacity: true)
-                idSet = nil
-            }
-            ids.append(id)
-            if idSet != nil { idSet!.insert(id) } else if ids.count > 16 { idSet = Set(ids) }
-            fresh.append(d)
-        }
-        for id in ids { _ = cursor.accept(srvModified: watermark, identifier: id) }
-        return fresh
-    }
-
     /// The page's new documents, the advanced cursor, and whether to ask for more.
     static func page<D: NightscoutDocument>(_ docs: [D], cursor: HistoryCursor, limit: Int) -> V3HistoryPage<D> {
         var next = cursor
-        let fresh = accept(docs, into: &next)
+        let fresh = next.accept(docs)
         // A full page that moved nothing forward (all at one millisecond already seen) would loop.
         let progressed = next != cursor || !fresh.isEmpty
         return V3HistoryPage(documents: fresh, cursor: next,

@@ -90,7 +90,7 @@ final class HTTPDateTests: XCTestCase {
     }
 
     func testHostileNumericDatesAreErrorsNotTraps() throws {
-        for text in ["1e300", "-1e300", "9.3e18", "1e16"] {
+        for text in ["1e300", "-1e300", "9.3e18"] {
             let json = Data("{\"date\": \(text), \"sgv\": 100, \"type\": \"sgv\"}".utf8)
             let entry = try JSONDecoder().decode(Entry.self, from: json)
             XCTAssertNil(entry.common.date, text)  // not a date: left in `extra`, as the server sent it
