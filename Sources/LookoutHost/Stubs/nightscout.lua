@@ -217,7 +217,7 @@ function Profile:targets(at, name) end
 --- before trusting a value: a reading 20 minutes old is not a current glucose.
 --- ```lua
 --- local bg = assert(home:latest())
---- if bg.age < 600 and bg.sgv < 70 then log.warn("low: %d %s", bg.sgv, bg.direction) end
+--- if bg.age < 600 and bg.sgv < 70 then log.warn("low:", bg.sgv, bg.direction) end
 --- ```
 ---@return nightscout.Latest|nil latest
 ---@return table|nil err
@@ -424,7 +424,7 @@ function Client:mirror(collection, opts) end
 --- URL), "loop" (Loop refused: `err.message` has its note), "http"/"network".
 --- ```lua
 --- local r, err = home:bolus(1.5, { notes = "pizza" })
---- if not r then log.warn("bolus not sent: %s", err) end
+--- if not r then log.warn("bolus not sent:", err) end
 --- ```
 ---@param units number insulin units, in steps of 0.01
 ---@param opts? nightscout.command_options
