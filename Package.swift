@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
     ],
     targets: [
         // The system Lua 5.4 (Debian liblua5.4-dev, Homebrew lua).
@@ -59,11 +61,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
+        // Signal K client: discovery, delta stream, value store, REST (knows nothing of Lua).
+        .target(
+            name: "SignalKKit",
+            dependencies: [
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         // Spec-faithful local servers (Nightscout first). Shares no model code with any Kit.
         .target(
             name: "LookoutSim",
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -94,7 +106,12 @@ let package = Package(
         .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutSim"]),
         .testTarget(
             name: "LookoutSimTests",
-            dependencies: ["LookoutSim", .product(name: "AsyncHTTPClient", package: "async-http-client")]),
+            dependencies: [
+                "LookoutSim",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "WSClient", package: "swift-websocket"),
+            ]),
         .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutSim"]),
+        .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutSim"]),
     ]
 )

@@ -8,7 +8,7 @@ struct SimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sim",
         abstract: "Run a local simulator of a service, for trying scripts without an account.",
-        subcommands: [NightscoutSimCommand.self])
+        subcommands: [NightscoutSimCommand.self, SignalKSimCommand.self])
 }
 
 /// `lookout sim nightscout`.

@@ -1,0 +1,299 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+
+/// A local Signal K server that behaves like signalk-server 2.31.1 (contract: shared/specs/signalk.md)
+/// for tests and `lookout sim signalk`. Plain HTTP and WebSocket on 127.0.0.1, security off.
+///
+/// ```swift
+/// let clock = SimulatedClock()
+/// let sim = SignalKSimulator(options: .init(rate: 10, seed: 7, clock: clock.now, autoTick: false))
+/// let base = try await sim.start()        // http://127.0.0.1:<port>
+/// clock.advance(by: 0.1); await sim.tick() // one boat update (manual driving)
+/// await sim.dropAllConnections()           // fault hooks: drop, restart, malformed frame
+/// ```
+///
+/// What it does (spec sections):
+/// - §1.2 `GET /signalk` discovery built from the request's `Host` (and `X-Forwarded-Proto`),
+///   `server.id` `signalk-server-node`, `version` = server version; no `signalk-tcp` (no TCP interface).
+/// - §2.1/§4.1 `GET /signalk/v1/api/` full model (`self` = `vessels.<urn>`, root `version` "0.1.0",
+///   `sources` tree, leaves with `value`/`$source`/`timestamp`/`pgn`, `values` from a second source);
+///   any sub-path with `vessels/self` resolved, traversal into leaves; `/signalk/v1/api/self` is the
+///   JSON string; unknown paths and `/signalk/v1/api` without the slash are 404.
+/// - §3.1/§3.3/§3.6 stream `/signalk/v1/stream`: `subscribe=self` (default) `|all|none` (other
+///   values: like `all`, no cached values), `sendCachedValues=false`; hello first (with
+///   `serverStartId`), then cached values as single-value deltas oldest first, then deltas as the
+///   producer built them (context never `vessels.self`, each update with `source` and `$source`).
+/// - §3.5/§3.7 subscribe messages: glob context/path matching, absent context = all contexts,
+///   immediate replay, one value per delta, `minPeriod` drop-debounce, `period`/`fixed` windows that
+///   start at the first value and send only what arrived (no resend), warning JSON-string frames
+///   (once per matching path key) for `ideal`/unknown policies, `format` ≠ delta and
+///   inconsistent options; subscriptions accumulate without dedupe; rows without `path` are skipped.
+/// - §3.8 only `{"context":"*","unsubscribe":[{"path":"*"}]}` works (clears subscriptions and the
+///   implicit stream); any other unsubscribe gets the error string and the socket is closed.
+/// - §3.9 WebSocket pings (interval configurable); invalid JSON from clients is ignored. Deltas a
+///   client sends (`updates`) are published like any provider's.
+///
+/// Simplifications (what signalk-server does and this one does not):
+/// - no security at all: no tokens, login, access requests, ACLs, 401/429 at upgrade, per-IP limits;
+/// - no PUT (REST or WebSocket), no request polling, no `query`, no `/signalk/v1/requests`;
+/// - no meta: no `sendMeta`, no `…/meta` REST paths, leaves carry no `meta`;
+/// - no `sourcePolicy`/`excludeSources`/`announceNewPaths`, no source priorities (every source is
+///   delivered), no `serverevents`/`events`, no `log` path, no backpressure, no staleness;
+/// - the context-as-radius subscription object matches nothing; root (empty-path) values are
+///   cached flattened (`name`, `mmsi`, …), so a subscription to the path `""` itself matches nothing;
+/// - client `updates` are accepted from anyone (security is off) under `$source` `ws.<n>` when
+///   they carry no source;
+/// - `period` windows and `minPeriod` are measured with the injected clock and flushed on `tick()`
+///   (and every 50 ms of wall time when ticking automatically), not by wall-clock timers;
+/// - the unsubscribe error echoes the message with sorted keys (JSON.stringify keeps input order);
+/// - 404 bodies are plain text `Cannot GET <path>`; no mDNS, no TCP/NMEA streams, no history;
+/// - playback sends one recorded delta per tick (looping), not by the recorded timestamps, and by
+///   default restamps each update with the current clock.
+public final class SignalKSimulator: Sendable {
+    /// The signalk-server version the simulator claims (hello, discovery).
+    public static let serverVersion = "2.31.1"
+
+    /// Configuration.
+    public struct Options: Sendable {
+        /// TCP port on 127.0.0.1; 0 picks a free one.
+        public var port: Int
+        /// Updates per second (boat steps or playback lines); clamped to 0.01…200.
+        public var rate: Double
+        /// Seed of the generated boat.
+        public var seed: UInt64
+        /// The self vessel's MMSI (self id `urn:mrn:imo:mmsi:<mmsi>`).
+        public var selfMMSI: String
+        /// The self vessel's name.
+        public var vesselName: String
+        /// A file of recorded deltas (one JSON delta per line) to play instead of the boat.
+        public var playback: URL?
+        /// Restamp played-back updates with the clock (false keeps the recorded timestamps).
+        public var rewritePlaybackTimestamps: Bool
+        /// Injected clock (timestamps, `period`/`minPeriod` timing).
+        public var clock: @Sendable () -> Date
+        /// Tick by itself at `rate` on wall time (false: only `tick()` moves the data; for tests).
+        public var autoTick: Bool
+        /// WebSocket ping interval (signalk-server: 30 s).
+        public var pingInterval: Duration
+
+        /// Creates options.
+        public init(
+            port: Int = 0, rate: Double = 1, seed: UInt64 = 1, selfMMSI: String = "230099999",
+            vesselName: String = "Lookout", playback: URL? = nil, rewritePlaybackTimestamps: Bool = true,
+            clock: @escaping @Sendable () -> Date = { Date() }, autoTick: Bool = true,
+            pingInterval: Duration = .seconds(30)
+        ) {
+            self.port = port
+            self.rate = rate
+            self.seed = seed
+            self.selfMMSI = selfMMSI
+            self.vesselName = vesselName
+            self.playback = playback
+            self.rewritePlaybackTimestamps = rewritePlaybackTimestamps
+            self.clock = clock
+            self.autoTick = autoTick
+            self.pingInterval = pingInterval
+        }
+    }
+
+    /// Errors from `init`/`start()`.
+    public enum SimulatorError: Error, Sendable {
+        /// The server stopped before it reported its port.
+        case didNotStart
+        /// `start()` was called twice.
+        case alreadyRunning
+        /// The playback file holds no delta.
+        case emptyPlayback(String)
+    }
+
+    /// The options the simulator was created with.
+    public let options: Options
+    /// The self id, e.g. `urn:mrn:imo:mmsi:230099999`.
+    public let selfID: String
+    /// The self context, e.g. `vessels.urn:mrn:imo:mmsi:230099999`.
+    public var selfContext: String { "vessels." + selfID }
+    let hub: SignalKHub
+    private let running = RunState()
+    private let driver = RunState()
+    private let portBox = SKPortBox()
+
+    /// Creates a simulator (not yet listening). Throws when the playback file cannot be read.
+    public init(options: Options = Options()) throws {
+        var o = options
+        o.rate = min(200, max(0.01, o.rate.isFinite ? o.rate : 1))
+        self.options = o
+        selfID = "urn:mrn:imo:mmsi:\(o.selfMMSI)"
+        let store = SignalKStore(
+            selfID: selfID, staticSelf: ["mmsi": .string(o.selfMMSI), "name": .string(o.vesselName)])
+        hub = SignalKHub(store: store, serverVersion: Self.serverVersion)
+        if let url = o.playback {
+            let playback = try SignalKPlayback(contentsOf: url)
+            initialSource = .playback(playback, rewriteTimestamps: o.rewritePlaybackTimestamps)
+        } else {
+            initialSource = .boat(SignalKBoat(seed: o.seed))
+        }
+    }
+    private let initialSource: SKSource
+
+    /// Starts listening on 127.0.0.1 and returns the base URL (e.g. `http://127.0.0.1:54321`).
+    /// The first update is published before this returns, so the cache is never empty.
+    public func start() async throws -> URL {
+        let (portStream, portCont) = AsyncStream<Int>.makeStream()
+        let hub = self.hub
+        let clock = options.clock
+        var logger = Logger(label: "LookoutSim.SignalK")
+        logger.logLevel = .critical
+        let wsConfig = WebSocketServerConfiguration(
+            maxFrameSize: 1 << 20, autoPing: .enabled(timePeriod: options.pingInterval))
+        let app = Application(
+            responder: SignalKResponder(sim: self),
+            server: .http1WebSocketUpgrade(configuration: .init(ws: wsConfig)) { request, _, _ in
+                let (path, query) = SignalKRoutes.split(request.path ?? "/")
+                guard path == "/signalk/v1/stream" else { return .dontUpgrade }
+                let q = SimRequest.parseQuery(query)
+                let subscribe = q.first { $0.0 == "subscribe" }?.1
+                let sendCached = q.first { $0.0 == "sendCachedValues" }?.1 != "false"
+                return .upgrade([:]) { inbound, outbound, _ in
+                    let conn = await hub.open(subscribe: subscribe, sendCachedValues: sendCached, now: clock())
+                    await withTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            do {
+                                for try await message in inbound.messages(maxSize: 1 << 20) {
+                                    if case .text(let text) = message { await hub.receive(text, from: conn.id, now: clock()) }
+                                }
+                            } catch {}
+                            conn.finish()
+                        }
+                        group.addTask {
+                            for await item in conn.stream {
+                                switch item {
+                                case .text(let text):
+                                    do { try await outbound.write(.text(text)) } catch { return }
+                                case .close(let code, let reason):
+                                    try? await outbound.close(.init(codeNumber: Int(code)), reason: reason)
+                                    return
+                                }
+                            }
+                        }
+                        await group.next()
+                        group.cancelAll()
+                    }
+                    await hub.close(conn.id)
+                }
+            },
+            configuration: .init(address: .hostname("127.0.0.1", port: options.port), serverName: nil),
+            onServerRunning: { channel in
+                portCont.yield(channel.localAddress?.port ?? 0)
+                portCont.finish()
+            },
+            logger: logger)
+        await hub.setSource(initialSource)
+        await hub.tick(dt: 0, now: clock())
+        let task = Task {
+            defer { portCont.finish() }
+            try await app.run()
+        }
+        guard await running.set(task) else {
+            task.cancel()
+            throw SimulatorError.alreadyRunning
+        }
+        var it = portStream.makeAsyncIterator()
+        guard let port = await it.next(), port > 0 else {
+            _ = try? await task.value
+            await running.clear()
+            throw SimulatorError.didNotStart
+        }
+        portBox.set(port)
+        if options.autoTick { await startDriver() }
+        return URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    /// Stops ticking and the server. (Tests keep one simulator for the whole process instead:
+    /// stopping Hummingbird while a connection arrives can trap in NIO.)
+    public func stop() async {
+        if let d = await driver.clear() { d.cancel(); _ = try? await d.value }
+        await hub.dropAll()
+        guard let task = await running.clear() else { return }
+        task.cancel()
+        _ = try? await task.value
+    }
+
+    /// The port it listens on (0 before `start()`).
+    public var port: Int { portBox.get() }
+    /// The REST base, `http://127.0.0.1:<port>/signalk/v1/api/`.
+    public var httpEndpoint: URL { URL(string: "http://127.0.0.1:\(port)/signalk/v1/api/")! }
+    /// The stream URL, `ws://127.0.0.1:<port>/signalk/v1/stream`.
+    public var streamEndpoint: URL { URL(string: "ws://127.0.0.1:\(port)/signalk/v1/stream")! }
+
+    private func startDriver() async {
+        let hub = self.hub, clock = options.clock
+        let interval = 1 / options.rate
+        let task = Task<Void, any Error> {
+            let wall = ContinuousClock()
+            var next = wall.now.advanced(by: .seconds(interval))
+            let step = Duration.seconds(min(interval, 0.05))
+            while !Task.isCancelled {
+                try await Task.sleep(for: step)
+                let now = wall.now
+                if now >= next {
+                    await hub.tick(dt: interval, now: clock())
+                    next = next.advanced(by: .seconds(interval))
+                    if now - next > .seconds(1) { next = now.advanced(by: .seconds(interval)) }
+                } else {
+                    await hub.pump(now: clock())
+                }
+            }
+        }
+        _ = await driver.set(task)
+    }
+
+    // MARK: driving and faults
+
+    /// One update: the boat moves `1/rate` seconds (or the next recorded delta is played), stamped
+    /// with the clock's time; then `period` windows that ended are flushed. When this returns,
+    /// everything it produced is queued on every socket, in order.
+    public func tick() async {
+        await hub.tick(dt: 1 / options.rate, now: options.clock())
+    }
+
+    /// Flushes `period` windows that have ended at the clock's time, without new data.
+    public func pump() async { await hub.pump(now: options.clock()) }
+
+    /// Publishes a delta as if a provider sent it (no context = self; `vessels.self` resolved).
+    public func publish(_ delta: JSONValue) async {
+        await hub.publish(delta, now: options.clock(), providerID: "injected")
+    }
+
+    /// Fault: closes every WebSocket (close code 1001, going away).
+    public func dropAllConnections() async { await hub.dropAll() }
+
+    /// Fault: a server restart: every WebSocket is closed and a new `serverStartId` is taken, so
+    /// the next connection's hello differs.
+    public func restart() async { await hub.restart() }
+
+    /// Fault: sends a truncated JSON text frame on every WebSocket.
+    public func sendMalformedFrame() async { await hub.sendMalformed() }
+
+    /// The current `serverStartId` (changes on `restart()`).
+    public func serverStartID() async -> String { await hub.serverStartID }
+
+    /// Number of open WebSockets.
+    public func connectionCount() async -> Int { await hub.connectionCount }
+
+    /// The full model as `GET /signalk/v1/api/` returns it.
+    public func fullModel() async -> JSONValue { await hub.store.fullModel }
+}
+
+extension SignalKHub {
+    func setSource(_ s: SKSource) { source = s }
+}
+
+/// The bound port, readable synchronously.
+final class SKPortBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var port = 0
+    func set(_ p: Int) { lock.withLock { port = p } }
+    func get() -> Int { lock.withLock { port } }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import SignalKKit
+import XCTest
+
+final class SKRobustnessTests: XCTestCase {
+    /// Every prefix and many single-byte corruptions of every fixture either decode or throw a
+    /// ``SignalKDecodingError``; nothing traps, and the fast and generic decoders agree.
+    func testTruncatedAndCorruptedFixturesNeverTrap() throws {
+        for name in try Fixtures.allJSONFiles() {
+            let bytes = [UInt8](try Fixtures.data(name))
+            var inputs: [[UInt8]] = (0..<bytes.count).map { Array(bytes[..<$0]) }
+            for k in stride(from: 0, to: bytes.count, by: 3) {
+                for replacement: UInt8 in [0x22, 0x7B, 0x5D, 0x2C, 0x00, 0xFF] {
+                    var b = bytes
+                    b[k] = replacement
+                    inputs.append(b)
+                }
+            }
+            for input in inputs {
+                let fast = Result { try SKServerMessage.parse(input) }
+                let generic = Result { try SKServerMessage.classify(SKJSON.parse(input)) }
+                switch (fast, generic) {
+                case (.success(let a), .success(let b)): XCTAssertEqual(a, b, name)
+                case (.failure(let e), .failure):
+                    XCTAssertTrue(e is SignalKDecodingError, "\(name): \(e)")
+                default:
+                    XCTFail("\(name): fast and generic decoders disagree on \(String(decoding: input, as: UTF8.self)): \(fast) vs \(generic)")
+                }
+                if case .success(.delta(let d)) = fast {
+                    var model = SKDataModel()
+                    model.apply(d)
+                }
+            }
+        }
+    }
+
+    func testDiscoveryDocument() throws {
+        let base = URL(string: "http://192.168.1.10:3000/signalk")!
+        let doc = try SKJSON.parse(#"{"endpoints":{"v1":{"version":"2.31.1","signalk-http":"http://192.168.1.10:3000/signalk/v1/api/","signalk-ws":"ws://192.168.1.10:3000/signalk/v1/stream"}},"server":{"id":"signalk-server-node","version":"2.31.1"}}"#)
+        let e = try SKEndpoints(json: doc, baseURL: base)
+        XCTAssertEqual(e.http?.absoluteString, "http://192.168.1.10:3000/signalk/v1/api/")
+        XCTAssertEqual(e.ws?.absoluteString, "ws://192.168.1.10:3000/signalk/v1/stream")
+        XCTAssertNil(e.tcp)
+        XCTAssertEqual(e.serverId, "signalk-server-node")
+        let relative = try SKEndpoints(json: try SKJSON.parse(#"{"endpoints":{"v1":{"signalk-http":"/signalk/v1/api/"}}}"#), baseURL: base)
+        XCTAssertEqual(relative.http?.absoluteString, "http://192.168.1.10:3000/signalk/v1/api/")
+        XCTAssertThrowsError(try SKEndpoints(json: try SKJSON.parse(#"{"endpoints":{"v3":{}}}"#), baseURL: base)) {
+            XCTAssertEqual("\($0)", "endpoints.v1: required field is missing")
+        }
+    }
+}
