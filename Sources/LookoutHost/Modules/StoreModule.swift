@@ -23,7 +23,7 @@ struct StoreModule: LuaModule {
     /// A module over an open store (tests, or a host that opened it already).
     init(store: StateStore) {
         open = { store }
-        databaseID = store.path ?? "memory:\(UInt(bitPattern: ObjectIdentifier(store).hashValue))"
+        databaseID = store.identity
     }
 
     /// A module over the process's store at `paths.databaseFile`, opened when a script first

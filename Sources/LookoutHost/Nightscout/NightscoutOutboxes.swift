@@ -25,7 +25,7 @@ enum NightscoutOutboxes {
     static func outbox(for client: NightscoutClient, queue: String, store: StateStore, policy: RetryPolicy)
         -> (Outbox, OutboxDrainer)
     {
-        let key = storeKey(store) + queue
+        let key = store.identity + "\n" + queue
         let (entry, created) = outboxes.withLock { all -> ((outbox: Outbox, drainer: OutboxDrainer), Bool) in
             if let existing = all[key] { return (existing, false) }
             let outbox = Outbox(client: client, store: store, site: queue, policy: policy)
@@ -37,14 +37,9 @@ enum NightscoutOutboxes {
         return (entry.outbox, entry.drainer)
     }
 
-    /// Names a store in registry keys (its file, or the in-memory instance).
-    private static func storeKey(_ store: StateStore) -> String {
-        (store.path ?? "memory:\(UInt(bitPattern: ObjectIdentifier(store).hashValue))") + "\n"
-    }
-
     /// The outboxes open in this process for `store`, by site (for `outbox.retry` and `flush`).
     static func open(in store: StateStore) -> [String: (outbox: Outbox, drainer: OutboxDrainer)] {
-        let prefix = storeKey(store)
+        let prefix = store.identity + "\n"
         return outboxes.withLock { all in
             Dictionary(uniqueKeysWithValues: all.filter { $0.key.hasPrefix(prefix) }.map { ($0.value.outbox.site, $0.value) })
         }

@@ -34,7 +34,7 @@ struct NightscoutRemote: Sendable {
     /// commands from the audit log, so nothing is forgotten.
     func guardian() throws -> RemoteCommandGuard {
         let store = try openStore()
-        let key = (store.path ?? "memory:\(UInt(bitPattern: ObjectIdentifier(store).hashValue))") + "\n" + queue
+        let key = store.identity + "\n" + queue
         let limits = settings.limits
         return try Self.guards.withLock { guards in
             if let existing = guards[key], existing.limits == limits { return existing }

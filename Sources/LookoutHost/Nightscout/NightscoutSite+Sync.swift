@@ -168,7 +168,7 @@ enum NightscoutSyncManagers {
     /// The manager of `queue` in `store`, created on first use (and again when the pooled client
     /// was replaced after a configuration change).
     static func manager(client: NightscoutClient, queue: String, store: StateStore) throws -> SyncManager {
-        let key = (store.path ?? "memory:\(UInt(bitPattern: ObjectIdentifier(store).hashValue))") + "\n" + queue
+        let key = store.identity + "\n" + queue
         return try managers.withLock { all in
             if let existing = all[key], existing.client === client { return existing }
             let manager = try SyncManager(client: client, store: store)

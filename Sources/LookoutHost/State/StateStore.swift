@@ -21,6 +21,10 @@ public final class StateStore: Sendable {
     /// from code that runs on the Lua thread).
     public let database: any DatabaseWriter
 
+    /// Names this database in process-wide registries (outboxes, guards, locks): its file, or
+    /// the in-memory instance.
+    public var identity: String { path ?? "memory:\(UInt(bitPattern: ObjectIdentifier(self).hashValue))" }
+
     /// How long a statement waits for another process's lock before failing.
     public static let busyTimeout: TimeInterval = 5
 
