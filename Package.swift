@@ -83,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "lookout",
             dependencies: [
-                "LookoutHost", "Lua", "CEditLine", "LookoutSim", "NightscoutKit",
+                "LookoutHost", "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

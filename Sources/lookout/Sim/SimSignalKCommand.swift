@@ -53,11 +53,22 @@ struct SignalKSimCommand: AsyncParsableCommand {
         say("stream: \(simulator.streamEndpoint.absoluteString)")
         say("self:   \(simulator.selfContext)")
         say(playback.map { "playing \($0) at \(rate) Hz" } ?? "generated boat (seed \(seed)) at \(rate) Hz")
+        // Announced on loopback by mDNS, as signalk-server announces itself: `lookout discover --loopback`.
+        let advertiser = SignalKMDNSAdvertiser(service: .init(
+            instanceName: "Lookout simulator \(url.port ?? 0)", port: UInt16(url.port ?? 0),
+            txt: SignalKMDNSAdvertiser.signalKTXT(selfURN: simulator.selfID, mmsi: mmsi)))
+        do {
+            try advertiser.start()
+            say("announced by mDNS on 127.0.0.1")
+        } catch {
+            say("not announced by mDNS: \(error)")
+        }
         say("serving until Ctrl-C")
         let stopped = AsyncStream<Void>.makeStream()
         let signals = SignalWatcher { _ in stopped.continuation.finish() }
         for await _ in stopped.stream {}
         signals.cancel()
+        advertiser.stop()
         await simulator.stop()
     }
 }
