@@ -1,0 +1,122 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// One HTTP request as SignalKKit sends it (no cookies are ever attached).
+public struct SKHTTPRequest: Sendable, Equatable {
+    /// `GET`, `PUT`, `POST`, …
+    public var method: String
+    /// The absolute URL.
+    public var url: URL
+    /// Header fields in order (name, value).
+    public var headers: [SKHTTPHeader]
+    /// The body, if any.
+    public var body: Data?
+
+    /// Creates a request.
+    public init(method: String, url: URL, headers: [SKHTTPHeader] = [], body: Data? = nil) {
+        self.method = method; self.url = url; self.headers = headers; self.body = body
+    }
+
+    /// The first value of a header (case-insensitive name).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// One HTTP header field.
+public struct SKHTTPHeader: Sendable, Equatable {
+    /// The field name.
+    public var name: String
+    /// The field value.
+    public var value: String
+    /// Creates a field.
+    public init(_ name: String, _ value: String) { self.name = name; self.value = value }
+}
+
+/// An HTTP response: status, headers and the whole body.
+public struct SKHTTPResponse: Sendable, Equatable {
+    /// The HTTP status code.
+    public var status: Int
+    /// Header fields (name, value).
+    public var headers: [SKHTTPHeader]
+    /// The body bytes.
+    public var body: Data
+
+    /// Creates a response.
+    public init(status: Int, headers: [SKHTTPHeader] = [], body: Data = Data()) {
+        self.status = status; self.headers = headers; self.body = body
+    }
+}
+
+/// Sends HTTP requests. ``SignalKAsyncHTTPTransport`` is the real one; tests inject fakes.
+public protocol SignalKHTTPTransport: Sendable {
+    /// Sends one request and returns the whole response. Throws only for transport failures
+    /// (a non-2xx status is a normal response).
+    func send(_ request: SKHTTPRequest, timeout: Duration) async throws -> SKHTTPResponse
+}
+
+/// The production transport: async-http-client (`HTTPClient.shared` by default). Cookies are not
+/// stored or sent, so a stale `JAUTHENTICATION` cookie can never override the Bearer token.
+public struct SignalKAsyncHTTPTransport: SignalKHTTPTransport {
+    /// The HTTP client used.
+    public let client: HTTPClient
+    /// The largest body accepted.
+    public let maxBodySize: Int
+
+    /// Creates a transport over `client` (default: the shared client).
+    public init(client: HTTPClient = .shared, maxBodySize: Int = 32 << 20) {
+        self.client = client; self.maxBodySize = maxBodySize
+    }
+
+    /// Sends the request with async-http-client.
+    public func send(_ request: SKHTTPRequest, timeout: Duration) async throws -> SKHTTPResponse {
+        var r = HTTPClientRequest(url: request.url.absoluteString)
+        r.method = .init(rawValue: request.method)
+        for h in request.headers { r.headers.add(name: h.name, value: h.value) }
+        if let body = request.body { r.body = .bytes(ByteBuffer(bytes: body)) }
+        let ms = Int64(SKSubscription.milliseconds(timeout))
+        do {
+            let resp = try await client.execute(r, timeout: .milliseconds(max(1, ms)))
+            let buf = try await resp.body.collect(upTo: maxBodySize)
+            return SKHTTPResponse(
+                status: Int(resp.status.code),
+                headers: resp.headers.map { SKHTTPHeader($0.name, $0.value) },
+                body: Data(buf.readableBytesView))
+        } catch let e as SignalKClientError {
+            throw e
+        } catch {
+            throw SignalKClientError.transport(String(describing: error))
+        }
+    }
+}
+
+/// Pauses for a duration; injectable so tests run without waiting.
+public typealias SignalKSleep = @Sendable (Duration) async throws -> Void
+
+enum SKHTTP {
+    static let realSleep: SignalKSleep = { try await Task.sleep(for: $0) }
+
+    /// Parses a body as JSON, or `nil` when it is not JSON.
+    static func json(_ body: Data) -> SKValue? {
+        guard !body.isEmpty else { return nil }
+        return try? SKJSON.parse(body)
+    }
+
+    /// The server's message from a body: JSON `message`/`error`, else the text.
+    static func message(_ body: Data) -> String? {
+        if let j = json(body) {
+            if let m = j["message"]?.stringValue ?? j["error"]?.stringValue { return SignalKClientError.clip(m) }
+            if let s = j.stringValue { return SignalKClientError.clip(s) }
+        }
+        return SignalKClientError.clip(String(decoding: body, as: UTF8.self))
+    }
+
+    /// The error for a failed response.
+    static func error(_ r: SKHTTPResponse, _ req: SKHTTPRequest) -> SignalKClientError {
+        if r.status == 401 || r.status == 403 { return .unauthorized(status: r.status, message: message(r.body)) }
+        return .http(status: r.status, method: req.method, path: req.url.path, message: message(r.body))
+    }
+
+    static func jsonBody(_ v: SKValue) -> Data { Data(v.jsonString.utf8) }
+}

@@ -1,0 +1,414 @@
+import Foundation
+import HTTPTypes
+import Logging
+import WSClient
+
+/// The `subscribe` query parameter of the stream URL (contract §3.1).
+public enum SignalKSubscribeMode: String, Sendable, Hashable {
+    /// No implicit stream: data arrives only for explicit subscriptions (the contract's default).
+    case none
+    /// The implicit stream carries own-vessel deltas (signalk-server's default when absent).
+    case ownVessel = "self"
+    /// The implicit stream carries every context.
+    case all
+}
+
+/// How a ``SignalKStream`` connects.
+public struct SignalKStreamConfiguration: Sendable {
+    /// The stream URL, `ws[s]://host:port/signalk/v1/stream` (use ``SKEndpoints/ws``). An `http(s)`
+    /// URL is accepted too: the scheme becomes `ws(s)` and an empty path becomes `/signalk/v1/stream`.
+    public var url: URL
+    /// The `subscribe` query value. Default ``SignalKSubscribeMode/none``, as the contract requires
+    /// (with `self`/`all` plus subscriptions the server sends every value twice).
+    public var subscribe: SignalKSubscribeMode = .none
+    /// `false` adds `sendCachedValues=false`.
+    public var sendCachedValues: Bool = true
+    /// `true` adds `sendMeta=all`.
+    public var sendMeta: Bool = false
+    /// Capacity of each consumer's event buffer. When a consumer is slower than the socket, the
+    /// **oldest** buffered events are dropped and counted in ``SignalKStream/droppedEventCount``;
+    /// the store itself is always complete.
+    public var bufferSize: Int = 1024
+    /// First reconnect delay; doubled per failed attempt up to ``maxBackoff``, reset after a hello.
+    public var initialBackoff: Duration = .seconds(1)
+    /// Largest reconnect delay.
+    public var maxBackoff: Duration = .seconds(30)
+    /// Relative jitter applied to each delay (0.2 = ±20 %).
+    public var jitter: Double = 0.2
+    /// Largest WebSocket frame accepted (WSClient's default of 16 KiB is too small).
+    public var maxFrameSize: Int = 1 << 20
+    /// Send the token as `?token=` instead of the `Authorization: Bearer` header (only for stacks
+    /// that cannot set headers; the query ends up in server logs).
+    public var tokenInQuery: Bool = false
+    /// Drop values already seen: same context, path, source and timestamp with the same value, or
+    /// an older timestamp. This hides the cached-value replay after a (re)subscribe. Counted in
+    /// ``SignalKStream/suppressedDuplicateCount``.
+    public var deduplicate: Bool = true
+
+    /// Creates a configuration for `url` (`ws`, `wss`, `http` or `https`).
+    public init(url: URL) throws {
+        guard var c = URLComponents(url: url, resolvingAgainstBaseURL: true), let scheme = c.scheme?.lowercased(),
+              c.host != nil else { throw SignalKClientError.invalidURL(url.absoluteString) }
+        switch scheme {
+        case "ws", "wss": break
+        case "http": c.scheme = "ws"
+        case "https": c.scheme = "wss"
+        default: throw SignalKClientError.invalidURL("scheme \(scheme) is not ws, wss, http or https")
+        }
+        if c.path.isEmpty || c.path == "/" { c.path = "/signalk/v1/stream" }
+        c.query = nil
+        guard let u = c.url else { throw SignalKClientError.invalidURL(url.absoluteString) }
+        self.url = u
+    }
+
+    /// The URL actually connected to, with the query parameters (and `token` when ``tokenInQuery``).
+    public func connectURL(token: String? = nil) -> URL {
+        var c = URLComponents(url: url, resolvingAgainstBaseURL: true)!
+        var q = [URLQueryItem(name: "subscribe", value: subscribe.rawValue)]
+        if !sendCachedValues { q.append(URLQueryItem(name: "sendCachedValues", value: "false")) }
+        if sendMeta { q.append(URLQueryItem(name: "sendMeta", value: "all")) }
+        if tokenInQuery, let token { q.append(URLQueryItem(name: "token", value: token)) }
+        c.queryItems = q
+        return c.url!
+    }
+
+    /// The reconnect delay before attempt `attempt` (1-based): `initialBackoff · 2^(attempt-1)`,
+    /// capped at `maxBackoff`, times `1 + jitter · r` for `r` in −1…1.
+    public func backoff(attempt: Int, random r: Double = Double.random(in: -1...1)) -> Duration {
+        let base = Double(SKSubscription.milliseconds(initialBackoff)) * pow(2, Double(max(0, attempt - 1)))
+        let capped = min(base, Double(SKSubscription.milliseconds(maxBackoff)))
+        return .milliseconds(Int64(max(0, capped * (1 + jitter * max(-1, min(1, r))))))
+    }
+}
+
+/// The connection state of a ``SignalKStream``.
+public enum SignalKConnectionState: Sendable, Equatable {
+    /// Not started.
+    case idle
+    /// Connecting (attempt 0 is the first connection).
+    case connecting(attempt: Int)
+    /// Connected and the hello has arrived.
+    case connected(SKHello)
+    /// The connection was lost or refused; retrying after `delay`.
+    case waitingToReconnect(attempt: Int, delay: Duration)
+    /// Closed by ``SignalKStream/close()`` (terminal).
+    case closed
+}
+
+/// What a ``SignalKStream`` delivers to consumers.
+public enum SignalKStreamEvent: Sendable {
+    /// The connection state changed.
+    case state(SignalKConnectionState)
+    /// A hello arrived (the first frame of each connection).
+    case hello(SKHello)
+    /// A delta was applied to the store (after duplicate suppression); `changes` is what changed.
+    case delta(SKDelta, changes: [SKChange])
+    /// A JSON-string frame: subscription warning, unsubscribe error, security close reason.
+    case warning(String)
+    /// An `errorMessage` frame (the server usually closes afterwards).
+    case serverError(String)
+    /// A request reply (PUT, access request, login, query) that arrived on the socket.
+    case reply(SKRequestReply)
+}
+
+/// The Signal K WebSocket stream (contract §3): connects with `subscribe=none`, reads the hello,
+/// feeds deltas into a ``SignalKStore``, and keeps the authoritative subscription set.
+///
+/// - **Subscriptions**: ``subscribe(_:context:)`` sends only new rows; changing or removing rows
+///   sends the wildcard unsubscribe (the only form signalk-server accepts) and then the remaining rows.
+/// - **Reconnect**: on loss the stream reconnects with exponential backoff and jitter, and after each
+///   hello re-sends every active subscription once (one message per context). A changed
+///   `serverStartId` resets duplicate suppression; a changed self drops the old self's values.
+/// - **Consumers**: each ``events()`` call returns its own bounded stream. Policy when a consumer is
+///   slower than the socket: the oldest buffered events are dropped and counted
+///   (``droppedEventCount``); the store is always updated.
+/// - **Tokens**: sent as `Authorization: Bearer` on the upgrade (or `?token=` when configured),
+///   never inside messages.
+/// - **Limitation**: WSClient reports a refused upgrade without its HTTP status, so a 401 cannot be
+///   told apart from other refusals; the stream keeps retrying with backoff (check the token with
+///   ``SignalKREST/get(_:)`` of `self`).
+public actor SignalKStream {
+    /// The store the deltas are applied to.
+    public nonisolated let store: SignalKStore
+    /// The configuration.
+    public nonisolated let configuration: SignalKStreamConfiguration
+    private let tokenProvider: (@Sendable () async -> String?)?
+    private let logger: Logger
+
+    /// The current connection state.
+    public private(set) var state: SignalKConnectionState = .idle
+    /// Events dropped because a consumer's buffer was full (oldest dropped first).
+    public private(set) var droppedEventCount = 0
+    /// Values suppressed as already seen (see ``SignalKStreamConfiguration/deduplicate``).
+    public private(set) var suppressedDuplicateCount = 0
+    /// Frames that were not valid JSON or malformed messages (ignored).
+    public private(set) var malformedFrameCount = 0
+    /// Hellos received (1 after the first connection, +1 per reconnect).
+    public private(set) var helloCount = 0
+    /// `subscribe` messages sent over all connections.
+    public private(set) var subscribeMessagesSent = 0
+    /// The last hello.
+    public private(set) var hello: SKHello?
+
+    private struct Key: Hashable { let context: String; let path: String }
+    private var rows: [Key: SKSubscription] = [:]
+    private var order: [Key] = []
+    private var sentOnSocket: Set<Key> = []
+    private var outbox: AsyncStream<String?>.Continuation?
+    private var socketID = 0
+    private var helloOnSocket = false
+    private var runTask: Task<Void, Never>?
+    private var closing = false
+    private var consumers: [Int: AsyncStream<SignalKStreamEvent>.Continuation] = [:]
+    private var nextConsumer = 0
+    private var seen: [String: (Date, SKValue)] = [:]
+
+    /// Creates a stream (not yet connected; call ``start()``). `tokenProvider` is asked on every
+    /// (re)connect, e.g. `{ await tokenStore.token() }`.
+    public init(configuration: SignalKStreamConfiguration, store: SignalKStore = SignalKStore(),
+                tokenProvider: (@Sendable () async -> String?)? = nil,
+                logger: Logger = Logger(label: "SignalKKit.stream")) {
+        self.configuration = configuration
+        self.store = store
+        self.tokenProvider = tokenProvider
+        self.logger = logger
+    }
+
+    /// The active subscriptions, in the order they were added, with their contexts.
+    public var subscriptions: [(context: String, subscription: SKSubscription)] {
+        order.compactMap { k in rows[k].map { (k.context, $0) } }
+    }
+
+    /// A new event stream for one consumer; it ends when the stream is closed. The current state is
+    /// delivered first. Buffer: ``SignalKStreamConfiguration/bufferSize``, dropping the oldest.
+    public func events() -> AsyncStream<SignalKStreamEvent> {
+        let (s, c) = AsyncStream<SignalKStreamEvent>.makeStream(
+            bufferingPolicy: .bufferingNewest(max(1, configuration.bufferSize)))
+        if state == .closed { c.yield(.state(state)); c.finish(); return s }
+        let id = nextConsumer
+        nextConsumer += 1
+        consumers[id] = c
+        c.onTermination = { [weak self] _ in Task { await self?.removeConsumer(id) } }
+        c.yield(.state(state))
+        return s
+    }
+
+    private func removeConsumer(_ id: Int) { consumers[id] = nil }
+
+    private func emit(_ e: SignalKStreamEvent) {
+        for c in consumers.values {
+            if case .dropped = c.yield(e) { droppedEventCount += 1 }
+        }
+    }
+
+    private func setState(_ s: SignalKConnectionState) {
+        guard s != state else { return }
+        state = s
+        emit(.state(s))
+    }
+
+    /// Starts connecting (and reconnecting) in the background. Does nothing when already started
+    /// or closed.
+    public func start() {
+        guard runTask == nil, !closing else { return }
+        runTask = Task { await self.run() }
+    }
+
+    /// Closes the socket (normal closure), stops reconnecting and ends every event stream. Waits
+    /// until the connection task has finished.
+    public func close() async {
+        closing = true
+        outbox?.yield(nil)
+        let t = runTask
+        t?.cancel()
+        await t?.value
+        setState(.closed)
+        for c in consumers.values { c.finish() }
+        consumers.removeAll()
+    }
+
+    // MARK: subscriptions
+
+    /// Adds subscription rows for `context` (default `vessels.self`; `vessels.*` for AIS). Rows whose
+    /// (context, path) is already active with the same options are ignored; new rows are sent at
+    /// once when connected (only them: the server does not dedupe). A row that changes an active
+    /// path's options replaces it: the stream then sends the wildcard unsubscribe and every row again.
+    public func subscribe(_ newRows: [SKSubscription], context: String = SKContext.selfAlias) {
+        var reset = false
+        for r in newRows {
+            let k = Key(context: context, path: r.path)
+            if let old = rows[k] {
+                if old != r { rows[k] = r; reset = true }
+            } else {
+                rows[k] = r
+                order.append(k)
+            }
+        }
+        if reset { resendAll() } else { sendPending() }
+    }
+
+    /// Removes the rows for `paths` in `context`. signalk-server only accepts the wildcard
+    /// unsubscribe, so the stream sends it and then re-subscribes the remaining rows (whose cached
+    /// values the server replays; duplicate suppression hides them).
+    public func unsubscribe(paths: [String], context: String = SKContext.selfAlias) {
+        var removed = false
+        for p in paths where rows.removeValue(forKey: Key(context: context, path: p)) != nil { removed = true }
+        guard removed else { return }
+        order.removeAll { rows[$0] == nil }
+        resendAll()
+    }
+
+    /// Removes every subscription (sends `{"context":"*","unsubscribe":[{"path":"*"}]}`, which also
+    /// ends the implicit `subscribe=self|all` stream).
+    public func unsubscribeAll() {
+        rows.removeAll()
+        order.removeAll()
+        resendAll()
+    }
+
+    /// Sends a raw JSON text frame on the current connection (e.g. a WebSocket PUT); `false` when
+    /// not connected. Never put a token in it: servers ignore tokens inside messages.
+    @discardableResult
+    public func send(_ text: String) -> Bool {
+        guard let outbox, helloOnSocket else { return false }
+        outbox.yield(text)
+        return true
+    }
+
+    private func resendAll() {
+        guard let outbox, helloOnSocket else { return }
+        outbox.yield(SKUnsubscribeAllMessage().jsonString)
+        sentOnSocket.removeAll()
+        sendPending()
+    }
+
+    private func sendPending() {
+        guard let outbox, helloOnSocket else { return }
+        var groups: [(String, [SKSubscription])] = []
+        for k in order where !sentOnSocket.contains(k) {
+            guard let r = rows[k] else { continue }
+            if let i = groups.firstIndex(where: { $0.0 == k.context }) { groups[i].1.append(r) } else { groups.append((k.context, [r])) }
+            sentOnSocket.insert(k)
+        }
+        for (ctx, rs) in groups {
+            outbox.yield(SKSubscribeMessage(context: ctx, subscribe: rs).jsonString)
+            subscribeMessagesSent += 1
+        }
+    }
+
+    // MARK: connection
+
+    private func run() async {
+        var attempt = 0
+        while !Task.isCancelled && !closing {
+            setState(.connecting(attempt: attempt))
+            let gotHello = await connectOnce()
+            if Task.isCancelled || closing { break }
+            attempt = gotHello ? 1 : attempt + 1
+            let delay = configuration.backoff(attempt: attempt)
+            setState(.waitingToReconnect(attempt: attempt, delay: delay))
+            do { try await Task.sleep(for: delay) } catch { break }
+        }
+    }
+
+    /// One connection; returns whether a hello arrived.
+    private func connectOnce() async -> Bool {
+        socketID += 1
+        let id = socketID
+        helloOnSocket = false
+        sentOnSocket.removeAll()
+        let (out, cont) = AsyncStream<String?>.makeStream()
+        outbox = cont
+        let token = await tokenProvider?()
+        var headers = HTTPFields()
+        if let token, !configuration.tokenInQuery { headers[.authorization] = "Bearer " + token }
+        let url = configuration.connectURL(token: token).absoluteString
+        let maxFrame = configuration.maxFrameSize
+        var gotHello = false
+        do {
+            try await WebSocketClient.connect(
+                url: url, configuration: .init(maxFrameSize: maxFrame, additionalHeaders: headers), logger: logger
+            ) { inbound, outbound, _ in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await item in out {
+                            guard let text = item else {
+                                try await outbound.close(.normalClosure, reason: nil)
+                                return
+                            }
+                            try await outbound.write(.text(text))
+                        }
+                    }
+                    group.addTask {
+                        for try await message in inbound.messages(maxSize: maxFrame) {
+                            if case .text(let text) = message { await self.handle(text, socket: id) }
+                        }
+                    }
+                    _ = try await group.next()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.debug("stream connection ended: \(error)")
+        }
+        gotHello = helloOnSocket
+        if socketID == id {
+            outbox = nil
+            helloOnSocket = false
+        }
+        cont.finish()
+        return gotHello
+    }
+
+    private func handle(_ text: String, socket id: Int) async {
+        guard id == socketID, !closing else { return }
+        let message: SKServerMessage
+        do { message = try SKServerMessage.parse(text) } catch {
+            malformedFrameCount += 1
+            return
+        }
+        switch message {
+        case .hello(let h):
+            if let old = hello?.serverStartId, old != h.serverStartId { seen.removeAll() }
+            if let old = hello?.selfContext, old != h.selfContext { seen.removeAll() }
+            hello = h
+            await store.apply(message)
+            helloCount += 1
+            helloOnSocket = true
+            sentOnSocket.removeAll()
+            setState(.connected(h))
+            emit(.hello(h))
+            sendPending()
+        case .delta(let d):
+            let filtered = configuration.deduplicate ? dedupe(d) : d
+            guard !filtered.updates.isEmpty else { return }
+            let changes = await store.apply(filtered)
+            emit(.delta(filtered, changes: changes))
+        case .warning(let s): emit(.warning(s))
+        case .error(let s): emit(.serverError(s))
+        case .reply(let r): emit(.reply(r))
+        default: break
+        }
+    }
+
+    private func dedupe(_ d: SKDelta) -> SKDelta {
+        let ctx = d.resolvedContext(selfContext: hello?.selfContext)
+        var out = d
+        out.updates = d.updates.compactMap { u in
+            guard let ts = u.timestamp else { return u }
+            var u2 = u
+            let src = u.sourceRef ?? ""
+            u2.values = u.values.filter { pv in
+                let key = ctx + "\u{1}" + pv.path + "\u{1}" + src
+                if let (t, v) = seen[key], ts < t || (ts == t && v == pv.value) {
+                    suppressedDuplicateCount += 1
+                    return false
+                }
+                seen[key] = (ts, pv.value)
+                return true
+            }
+            return u2.values.isEmpty && u2.meta.isEmpty ? nil : u2
+        }
+        return out
+    }
+}
