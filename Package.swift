@@ -44,7 +44,7 @@ let package = Package(
         .target(
             name: "LookoutHost",
             dependencies: [
-                "Lua", "LuaShim", "CLua", "NightscoutKit",
+                "Lua", "LuaShim", "CLua", "NightscoutKit", "SignalKKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(
             name: "LookoutHostTests",
             dependencies: [
-                "LookoutHost", "Lua", "LookoutTestSupport", "NightscoutKit", "LookoutSim",
+                "LookoutHost", "Lua", "LookoutTestSupport", "NightscoutKit", "SignalKKit", "LookoutSim",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
