@@ -285,6 +285,7 @@ actor RunState {
 
 /// A settable clock for tests: pass `clock.now` as `Options.clock`.
 public final class SimulatedClock: @unchecked Sendable {
+    // @unchecked Sendable: `current` is only read or written under `lock`.
     private let lock = NSLock()
     private var current: Date
     /// Starts at `start`.

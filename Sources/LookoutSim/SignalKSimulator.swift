@@ -292,6 +292,7 @@ extension SignalKHub {
 
 /// The bound port, readable synchronously.
 final class SKPortBox: @unchecked Sendable {
+    // @unchecked Sendable: `port` is only read or written under `lock`.
     private let lock = NSLock()
     private var port = 0
     func set(_ p: Int) { lock.withLock { port = p } }
