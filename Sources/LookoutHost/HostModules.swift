@@ -15,6 +15,7 @@ public enum HostModules {
             StoreModule(paths: paths),
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
+            SignalKModule(config: config, paths: paths),
         ]
     }
 }

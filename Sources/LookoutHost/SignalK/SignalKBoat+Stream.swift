@@ -1,0 +1,238 @@
+import CLua
+import Foundation
+import Lua
+import LuaShim
+import SignalKKit
+
+/// `for d in boat:deltas{paths={…}} do … end` and `boat:on(pattern, fn)`.
+///
+/// - The boat's pump task (one per boat) copies each matching change into a bounded buffer per
+///   loop (`SignalKDeltaBuffer`; default 4096 values, `opts.buffer`; when full the **oldest** are
+///   dropped, counted, and a warning is written once per loop).
+/// - The loop's Swift primitive `fetch()` hands over everything buffered (up to 512 values) as
+///   one Lua list **without waiting**; only when the buffer is empty does it wait (the task
+///   yields) until the pump wakes it. The iterator itself is Lua, walking the list.
+/// - `deltas` returns a to-be-closed 4th value (the loop's cursor), so Lua 5.4 closes it when the
+///   loop ends, breaks, raises, or its task is cancelled: the buffer is unregistered at once.
+///   A cursor that is dropped without a `for` loop is closed when it is collected.
+/// - `on` is Lua over `deltas` and `task.spawn`: one runner task loops and spawns `fn(d)` as its
+///   own task per value; `handle:stop()` closes the loop and cancels the runner.
+extension SignalKLuaBoat {
+    /// The cursor of one loop (the 4th value of the generic `for`).
+    final class DeltaCursor: LuaObject {
+        static let type = LuaObjectType(name: "lookout.signalk.deltas", displayName: "signalk deltas loop")
+        let buffer: SignalKDeltaBuffer
+        let feed: SignalKFeed
+        private(set) var isClosed = false
+        var warnedAboutDrops = false
+
+        init(buffer: SignalKDeltaBuffer, feed: SignalKFeed) {
+            self.buffer = buffer
+            self.feed = feed
+            feed.add(buffer)
+        }
+
+        deinit { close() }
+
+        var luaDescription: String { "signalk deltas loop" + (isClosed ? " (closed)" : "") }
+        func luaClose(engine: LuaEngine) { close() }
+
+        func close() {
+            guard !isClosed else { return }
+            isClosed = true
+            feed.remove(buffer)
+            buffer.finish()
+        }
+    }
+
+    /// Values handed to Lua per `fetch()`.
+    static let batchSize = 512
+    static let defaultBuffer = 4096
+    static let deltaOptionNames: Set<String> = ["paths", "context", "buffer"]
+
+    /// The Lua side: `deltas` and `on` are added to the boat's methods.
+    static let streamMethodsSource = """
+        local methods, open = ...
+        local error, type, require, setmetatable, pcall = error, type, require, setmetatable, pcall
+
+        function methods.deltas(self, opts)
+          local ok, fetch, cursor = pcall(open, self, opts)
+          if not ok then error(fetch, 2) end  -- blame the caller, not this file
+          local batch, i, n = nil, 0, 0
+          return function()
+            while true do
+              if i < n then
+                i = i + 1
+                return batch[i]
+              end
+              local b = fetch()
+              if b == nil then return nil end
+              if b then batch, i, n = b, 0, #b end
+            end
+          end, nil, nil, cursor
+        end
+
+        local handler = { __name = "signalk.handler" }
+        handler.__index = handler
+        function handler:stop()
+          if self._stopped then return false end
+          self._stopped = true
+          self._cursor:close()
+          self._runner:cancel()
+          return true
+        end
+        function handler:running()
+          return not self._stopped and self._runner:status() ~= "done" and self._runner:status() ~= "failed"
+            and self._runner:status() ~= "cancelled"
+        end
+        handler.__close = function(h) h:stop() end
+        handler.__tostring = function(h)
+          return "signalk handler " .. h.pattern .. (h:running() and "" or " (stopped)")
+        end
+
+        function methods.on(self, pattern, fn)
+          if type(pattern) ~= "string" then
+            error("bad argument #1 to 'on' (string expected, got " .. type(pattern) .. ")", 2)
+          end
+          if type(fn) ~= "function" then
+            error("bad argument #2 to 'on' (function expected, got " .. type(fn) .. ")", 2)
+          end
+          local spawn = require("task").spawn
+          local next_delta, _, _, cursor = methods.deltas(self, { paths = { pattern } })
+          local h = setmetatable({ pattern = pattern, _cursor = cursor, _stopped = false }, handler)
+          h._runner = spawn(function()
+            local loop <close> = cursor
+            for d in next_delta do spawn(fn, d) end
+          end)
+          return h
+        end
+        """
+
+    /// Registers the cursor type and adds `deltas`/`on` to the boat's methods table.
+    static func installStreamMethods(engine: LuaEngine, stack: LuaStack) throws {
+        engine.register(type: DeltaCursor.type, methods: [
+            "close": { call in
+                let cursor = try call.object(as: DeltaCursor.self, type: DeltaCursor.type)
+                cursor.close()
+                return .nothing
+            }
+        ])
+        let L = stack.L
+        stack.ensure(6)
+        lua_getfield(L, SHIM_REGISTRYINDEX, type.name)  // the boat's metatable
+        guard stack.rawField("__index", of: -1) == LUA_TTABLE else {
+            stack.pop(2)
+            throw LuaRaise("signalk: the boat's methods table is missing")
+        }
+        shim_remove(L, -2)
+        var source = streamMethodsSource
+        let status = source.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { shim_loadtext(L, $0.baseAddress, $0.count, "=[lookout] signalk.boat") }
+        }
+        guard status == LUA_OK else {
+            let message = stack.string(at: -1) ?? "cannot load the stream methods"
+            stack.pop(2)
+            throw LuaRaise("signalk: \(message)")
+        }
+        lua_rotate(L, -2, 1)  // chunk, methods
+        engine.pushFunction("signalk.boat:deltas", method: true, on: stack) { call in try openDeltas(call) }
+        guard shim_pcall_traceback(L, 2, 0) == LUA_OK else {
+            let message = stack.string(at: -1) ?? "cannot install the stream methods"
+            stack.pop()
+            throw LuaRaise("signalk: \(message)")
+        }
+    }
+
+    /// `open(boat, opts)`: registers a loop and returns its `fetch` function and cursor.
+    static func openDeltas(_ call: LuaCall) throws -> LuaReturn {
+        let boat = try boat(call)
+        let opts = try call.options(1)
+        if let unknown = opts.keys.sorted().first(where: { !deltaOptionNames.contains($0) }) {
+            throw call.argumentError(1, "unknown option '\(unknown)' (known: \(deltaOptionNames.sorted().joined(separator: ", ")))")
+        }
+        var paths: [SKPattern] = []
+        switch opts["paths"] {
+        case nil: break
+        case .string(let s)?: paths = [SKPattern(s.description)]
+        case .array(let items)?:
+            for (i, item) in items.enumerated() {
+                guard let p = item.text else { throw call.argumentError(1, "opts.paths[\(i + 1)]: expected a string") }
+                paths.append(SKPattern(p))
+            }
+        default: throw call.argumentError(1, "opts.paths: expected a list of path patterns")
+        }
+        var context: SKPattern?
+        if let c = opts["context"] {
+            guard let text = c.text else { throw call.argumentError(1, "opts.context: expected a string") }
+            context = SKPattern(text)
+        }
+        var capacity = defaultBuffer
+        if let b = opts["buffer"] {
+            guard let n = b.int, n >= 1, n <= 1_000_000 else { throw call.argumentError(1, "opts.buffer: expected an integer from 1 to 1000000") }
+            capacity = Int(n)
+        }
+        let cursor = DeltaCursor(buffer: SignalKDeltaBuffer(capacity: capacity, paths: paths, context: context), feed: boat.feed)
+        let buffer = cursor.buffer
+        call.engine.pushFunction("signalk.boat:deltas", on: call.stack) { call in
+            let (items, finished, dropped) = buffer.take(batchSize)
+            if !items.isEmpty {
+                warnIfDropped(cursor, dropped, engine: call.engine)
+                pushBatch(items, on: call.L)
+                return .values(1)
+            }
+            if finished || cursor.isClosed { return .values(0) }
+            return try call.wait("signalk deltas", {
+                await buffer.waitForData()
+                return true
+            }) { [engine = call.engine] stack, _ in
+                let (items, finished, dropped) = buffer.take(batchSize)
+                if items.isEmpty {
+                    if finished || cursor.isClosed { stack.pushNil() } else { stack.push(false) }  // false: ask again
+                    return 1
+                }
+                warnIfDropped(cursor, dropped, engine: engine)
+                pushBatch(items, on: stack.L)
+                return 1
+            }
+        }
+        call.push(object: cursor, type: DeltaCursor.type)
+        return .values(2)
+    }
+
+    private static func warnIfDropped(_ cursor: DeltaCursor, _ dropped: Int, engine: LuaEngine) {
+        guard dropped > 0, !cursor.warnedAboutDrops else { return }
+        cursor.warnedAboutDrops = true
+        engine.options.warnings("signalk: a deltas loop is slower than the stream; the oldest values are dropped "
+            + "(buffer \(cursor.buffer.capacity) values; raise it with opts.buffer)")
+    }
+
+    /// Pushes a list of `{context, path, value, source, timestamp}` tables.
+    static func pushBatch(_ items: [SKChange], on L: OpaquePointer) {
+        lua_checkstack(L, 8)
+        lua_createtable(L, Int32(clamping: items.count), 0)
+        var lastDate: Date?
+        var lastText = ""
+        for (i, c) in items.enumerated() {
+            lua_createtable(L, 0, 5)
+            LuaStack(L).push(c.context)
+            lua_setfield(L, -2, "context")
+            LuaStack(L).push(c.path)
+            lua_setfield(L, -2, "path")
+            SignalKLuaValues.push(c.value, on: L)
+            lua_setfield(L, -2, "value")
+            if let s = c.sourceRef {
+                LuaStack(L).push(s)
+                lua_setfield(L, -2, "source")
+            }
+            if let t = c.timestamp {
+                if t != lastDate {
+                    lastDate = t
+                    lastText = SKTimestamp.format(t)
+                }
+                LuaStack(L).push(lastText)
+                lua_setfield(L, -2, "timestamp")
+            }
+            lua_rawseti(L, -2, lua_Integer(i + 1))
+        }
+    }
+}

@@ -1,0 +1,244 @@
+---@meta signalk
+--- Signal K servers: a boat's live data stream, its values, and PUT requests.
+---
+--- `signalk.connect` opens a boat: a WebSocket stream that runs in the background (reconnecting
+--- with backoff), a local store of every value received, and a REST client for the rest. The
+--- boat stays open until `boat:close()`, the end of a `local boat <close> = …` scope, or the end
+--- of the script. Using a closed boat raises "attempt to use a closed signalk boat".
+---
+--- Methods wait without blocking other tasks and return `nil, err` on failure, with
+--- `err.service == "signalk"` and `err.code` one of "config", "network", "timeout", "closed",
+--- "http" (`err.status`), "auth", "request_failed" (`err.status`, `err.state`),
+--- "invalid_response", "invalid", "access", "discovery" or "cancelled"; `err.retryable` says
+--- whether trying later may help. Wrong argument types raise.
+---
+--- Values keep Signal K's SI units (radians, m/s, kelvin; see `signalk.units`) and the JSON
+--- shape the server sent: objects are tables, arrays are lists, and JSON null is `json.null`.
+--- Paths are relative to the own vessel (`navigation.speedOverGround`) or absolute
+--- (`vessels.urn:mrn:imo:mmsi:230099999.navigation.position`).
+---@class signalklib
+local signalk = {}
+
+---@class signalk.connect_options
+---@field url string the server: "http://host:3000", "ws://host:3000/signalk/v1/stream", https or wss (required)
+---@field token_env? string the environment variable holding an access token
+---@field subscribe? "self"|"all"|"none"|signalk.subscriptions what the stream carries (default "self"); a list of subscriptions means "none" plus these
+---@field timeout? number|string how long to wait for the server's hello: seconds or "10s" (default 10 s)
+
+--- Opens a boat: a config profile name (`[signalk.NAME]` in config.toml) or options.
+--- Context: task only (waits for the server's hello).
+--- Notes: the profile has `url`, optionally `token_env`/`token_file`, `subscribe = "self"`
+--- ("self", "all" or "none") and `timeout = "10s"`. Returns `nil, err` when the profile is missing
+--- (`err.code == "config"`), when the first connection attempt fails (`"network"`: refused,
+--- unreachable, or no hello), or when no hello came within the timeout (`"timeout"`). After
+--- that, a lost connection is re-established in the background and subscriptions are re-sent.
+--- A URL that is not ws, wss, http or https, or an unknown option, raises.
+--- ```lua
+--- local boat <close> = assert(signalk.connect "boat")
+--- local sim = assert(signalk.connect { url = "http://127.0.0.1:3000", subscribe = "all" })
+--- ```
+---@param profile_or_opts string|signalk.connect_options
+---@return signalk.Boat|nil boat
+---@return table|nil err
+function signalk.connect(profile_or_opts) end
+
+---@class signalk.Service
+---@field name string the instance name
+---@field type string e.g. "_signalk-ws._tcp"
+---@field host string
+---@field port integer
+---@field url? string the server URL to pass to `signalk.connect{url=…}`
+---@field self? string the vessel URN from the TXT record
+---@field roles string[] e.g. { "master", "main" }
+
+--- Looks for Signal K servers on the local network with mDNS (DNS-SD).
+--- Context: task only (waits `timeout`).
+--- Notes: many boats have mDNS off; let users enter the address too. Returns `nil, err`
+--- (`err.code == "discovery"`) when no network interface can be used.
+--- ```lua
+--- for _, s in ipairs(assert(signalk.discover { timeout = 2 })) do print(s.name, s.url) end
+--- ```
+---@param opts? {timeout?: number|string} how long to listen (default 3 s, at most 60 s)
+---@return signalk.Service[]|nil services
+---@return table|nil err
+function signalk.discover(opts) end
+
+--- Unit conversions (Signal K values are SI).
+--- Context: anywhere.
+signalk.units = {}
+
+--- Radians to degrees.
+--- Context: anywhere.
+--- ```lua
+--- print(signalk.units.rad_to_deg(assert(boat:get "navigation.headingTrue")))
+--- ```
+---@param radians number
+---@return number degrees
+function signalk.units.rad_to_deg(radians) end
+
+--- Degrees to radians.
+--- Context: anywhere.
+---@param degrees number
+---@return number radians
+function signalk.units.deg_to_rad(degrees) end
+
+--- Metres per second to knots.
+--- Context: anywhere.
+---@param ms number
+---@return number knots
+function signalk.units.ms_to_knots(ms) end
+
+--- Knots to metres per second.
+--- Context: anywhere.
+---@param knots number
+---@return number ms
+function signalk.units.knots_to_ms(knots) end
+
+--- Kelvin to degrees Celsius.
+--- Context: anywhere.
+---@param kelvin number
+---@return number celsius
+function signalk.units.k_to_c(kelvin) end
+
+--- Degrees Celsius to kelvin.
+--- Context: anywhere.
+---@param celsius number
+---@return number kelvin
+function signalk.units.c_to_k(celsius) end
+
+---@class signalk.Boat
+local Boat = {}
+
+--- A value: from the local store when the stream has delivered it, else with a REST GET.
+--- Context: task only (may wait).
+--- Notes: `path` is relative to the own vessel or absolute (`vessels.…`). A REST leaf answer
+--- (`{value=…, timestamp=…, $source=…}`) is reduced to its value; a branch (`"navigation"`) is
+--- returned whole. An unknown path returns `nil, err` (`err.code == "http"`, `err.status == 404`).
+--- ```lua
+--- local sog = assert(boat:get "navigation.speedOverGround")
+--- print(("%.1f kn"):format(signalk.units.ms_to_knots(sog)))
+--- ```
+---@param path string
+---@return any|nil value
+---@return table|nil err
+function Boat:get(path) end
+
+---@class signalk.subscription
+---@field path string a path pattern, e.g. "navigation.*"
+---@field period? integer milliseconds between updates
+---@field minPeriod? integer milliseconds at least between updates ("instant")
+---@field policy? "instant"|"fixed"
+---@field format? "delta"|"full"
+
+---@alias signalk.subscriptions (signalk.subscription|string)[]|{context?: string}
+
+--- Adds stream subscriptions (rows are path strings or tables); `context` defaults to
+--- "vessels.self" ("vessels.*" for AIS targets).
+--- Context: task only (waits until the stream has taken them).
+--- Notes: a row for a path already subscribed with other options replaces it. Subscriptions
+--- survive reconnects. Connect with `subscribe = "none"` to receive only what you subscribe to.
+--- ```lua
+--- boat:subscribe { { path = "navigation.*", period = 1000, policy = "fixed" }, "environment.depth.*" }
+--- boat:subscribe { "navigation.position", context = "vessels.*" }
+--- ```
+---@param rows signalk.subscriptions
+---@return true
+function Boat:subscribe(rows) end
+
+---@class signalk.Delta
+---@field context string the absolute context, e.g. "vessels.urn:mrn:imo:mmsi:230099999"
+---@field path string relative to the context
+---@field value any the new value (`json.null` when cleared)
+---@field source? string the source reference, e.g. "nmea0183.GP"
+---@field timestamp? string RFC 3339 UTC, e.g. "2026-05-01T10:00:00.000Z"
+
+--- A loop over values as they arrive (one `d` per changed value), from the moment of the call.
+--- Context: task only (the loop waits when nothing is buffered).
+--- Notes: `opts.paths` are path patterns (`*` matches anything, dots included; default: all);
+--- `opts.context` is a context pattern ("vessels.self" matches the own vessel; default: all).
+--- Values wait in a buffer of `opts.buffer` values (default 4096); when the loop is slower than
+--- the stream the oldest are dropped and a warning is written once. Leaving the loop (`break`,
+--- `return`, an error, or the task being cancelled) stops it at once; the loop ends by itself
+--- when the boat is closed. Only what the stream carries is seen: see `subscribe`.
+--- ```lua
+--- for d in boat:deltas { paths = { "navigation.*" } } do
+---   print(d.path, d.value, d.timestamp)
+---   if d.path == "navigation.speedOverGround" then break end
+--- end
+--- ```
+---@param opts? {paths?: string[], context?: string, buffer?: integer}
+---@return fun(): signalk.Delta|nil iterator
+function Boat:deltas(opts) end
+
+---@class signalk.Handler
+local Handler = {}
+--- Stops the handler (values not yet handled are dropped); false if it was already stopped.
+---@return boolean
+function Handler:stop() end
+--- Whether the handler still receives values.
+---@return boolean
+function Handler:running() end
+
+--- Calls `fn(d)` for each value whose path matches `pattern`, each call as its own task.
+--- Context: anywhere (returns at once).
+--- Notes: built on `deltas` and `task.spawn`. The handler keeps the script running until
+--- `handle:stop()`, the end of a `<close>` scope holding the handle, or the boat being closed.
+--- An error in `fn` is reported like any task error and does not stop the handler.
+--- ```lua
+--- local h = boat:on("environment.depth.belowTransducer", function(d)
+---   if d.value < 2 then log.warn("shallow: " .. d.value .. " m") end
+--- end)
+--- sleep "10m"
+--- h:stop()
+--- ```
+---@param pattern string a path pattern
+---@param fn fun(d: signalk.Delta)
+---@return signalk.Handler
+function Boat:on(pattern, fn) end
+
+---@class signalk.PutResult
+---@field state string "COMPLETED"
+---@field statusCode integer e.g. 200
+---@field message? string
+---@field requestId? string
+---@field href? string
+
+--- Asks the server to set a value (REST PUT on the own vessel), waiting for the outcome
+--- (pending requests are polled).
+--- Context: task only (may wait).
+--- Notes: returns `nil, err` when the server or device refuses (`err.code == "request_failed"`,
+--- `err.status` 405 = nothing can set that path, 400 = rejected, 502/504 = device failed), or
+--- `"auth"` without permission. `value` may be any JSON-like value; `json.null` sends null.
+--- ```lua
+--- local r, err = boat:put("steering.autopilot.target.headingTrue", signalk.units.deg_to_rad(270))
+--- if not r then log.warn(tostring(err)) end
+--- ```
+---@param path string
+---@param value any
+---@return signalk.PutResult|nil result
+---@return table|nil err
+function Boat:put(path, value) end
+
+--- The own vessel's context from the hello (e.g. "vessels.urn:mrn:imo:mmsi:230099999").
+--- Context: anywhere.
+---@return string|nil context
+function Boat:self() end
+
+--- The server's hello: `{name=…, version=…, self=…, roles={…}, serverStartId=…, timestamp=…}`.
+--- Context: anywhere.
+---@return table|nil hello
+function Boat:hello() end
+
+--- The connection state: "connecting", "connected", "reconnecting" or "closed".
+--- Context: anywhere.
+---@return string state
+function Boat:state() end
+
+--- Stops the stream; open `deltas` loops end after their buffered values. Closing twice is fine.
+--- Context: anywhere.
+--- ```lua
+--- local boat <close> = assert(signalk.connect "boat")   -- closed at the end of the scope
+--- ```
+function Boat:close() end
+
+return signalk

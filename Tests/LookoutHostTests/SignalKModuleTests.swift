@@ -1,0 +1,303 @@
+import Foundation
+import LookoutSim
+import LookoutTestSupport
+import Lua
+import XCTest
+
+@testable import LookoutHost
+
+/// One Signal K simulator for the whole test process, never stopped (stopping Hummingbird while a
+/// connection arrives can trap in NIO). It never ticks by itself: scripts drive it through the
+/// test-only `simctl` module, so every value a test waits for is one it published. Tests keep
+/// apart by path (`environment.<test>.…`).
+actor SignalKModuleSim {
+    static let shared = SignalKModuleSim()
+
+    struct Running: Sendable {
+        let sim: SignalKSimulator
+        let clock: SimulatedClock
+        let base: URL
+    }
+
+    private var running: Running?
+
+    func get() async throws -> Running {
+        if let running { return running }
+        let clock = SimulatedClock(Date(timeIntervalSince1970: 1_714_557_600))
+        let sim = try SignalKSimulator(options: .init(rate: 10, seed: 5, selfMMSI: "230099999", vesselName: "Lookout",
+                                                      clock: clock.now, autoTick: false))
+        let r = Running(sim: sim, clock: clock, base: try await sim.start())
+        running = r
+        return r
+    }
+
+    /// Publishes one self value, 1 ms after the previous one (so no two values share a timestamp).
+    func publish(path: String, value: JSONValue) async throws {
+        let r = try await get()
+        r.clock.advance(by: 0.001)
+        await r.sim.publish(["updates": [["values": [["path": .string(path), "value": value]]]]])
+    }
+}
+
+/// `simctl.publish(path, value)` (waits until the simulator queued the delta on every socket) and
+/// `simctl.loops(boat)` (open `deltas` loops of a boat).
+struct SignalKSimControlModule: LuaModule {
+    let name = "simctl"
+    let stub = "---@meta simctl\n"
+
+    func push(into engine: LuaEngine, stack: LuaStack) throws {
+        engine.pushLibrary([
+            "publish": { call in
+                let path = try call.string(1)
+                let json: JSONValue
+                switch try call.value(2) {
+                case .int(let i): json = .int(i)
+                case .double(let d): json = .double(d)
+                case .string(let s): json = .string(s.description)
+                case .bool(let b): json = .bool(b)
+                default: json = .null
+                }
+                return try call.wait("publish", {
+                    try await SignalKModuleSim.shared.publish(path: path, value: json)
+                    return true
+                }) { stack, ok in
+                    stack.push(ok)
+                    return 1
+                }
+            },
+            "loops": { call in
+                let boat = try call.object(1, as: SignalKLuaBoat.self, type: SignalKLuaBoat.type)
+                return call.returning(.int(Int64(boat.feed.loopCount)))
+            },
+        ], prefix: "simctl.", on: stack)
+    }
+}
+
+final class SignalKModuleTests: XCTestCase {
+    private var base: URL!
+
+    override func setUp() async throws {
+        base = try await SignalKModuleSim.shared.get().base
+    }
+
+    /// Runs `source` with `signalk` (profiles `boat` and `quiet`) and `simctl`; `URL` is the
+    /// simulator's address.
+    private func run(_ source: String, file: StaticString = #filePath, line: UInt = #line) async throws -> [String] {
+        let config = try HostConfig(text: """
+            [signalk.boat]
+            url = "\(base.absoluteString)"
+            token_env = "SK_TOKEN"
+            subscribe = "self"
+            [signalk.quiet]
+            url = "\(base.absoluteString)"
+            subscribe = "none"
+            """)
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-sk-\(UUID())")
+        let paths = LookoutPaths(configFile: home.appendingPathComponent("config.toml").path, stateDirectory: home.path)
+        let (transcript, outcome) = try await runLua(
+            "local signalk = require 'signalk'\nlocal simctl = require 'simctl'\nlocal URL = \"\(base.absoluteString)\"\n" + source,
+            modules: [SignalKModule(config: config, paths: paths, environment: ["SK_TOKEN": "not-checked-by-the-simulator"]),
+                      SignalKSimControlModule()])
+        XCTAssertEqual(transcript.errors.map(\.description), [], file: file, line: line)
+        XCTAssertEqual(outcome.exitCode, 0, file: file, line: line)
+        return transcript.lines
+    }
+
+    func testConnectWithOptionsKnowsHelloAndSelf() async throws {
+        let lines = try await run("""
+            local boat = assert(signalk.connect { url = URL, timeout = 10 })
+            print(boat:state(), boat:self())
+            local h = boat:hello()
+            print(h.name, h.version, h.self == boat:self(), type(h.roles))
+            print(tostring(boat):match("^signalk boat ") ~= nil)
+            boat:close()
+            boat:close()
+            print(pcall(boat.state, boat))
+            """)
+        XCTAssertEqual(lines.first, "connected\tvessels.urn:mrn:imo:mmsi:230099999")
+        XCTAssertEqual(lines.count, 4)
+        XCTAssertTrue(lines[1].hasSuffix("\ttrue\ttable"), lines[1])
+        XCTAssertEqual(lines[2], "true")
+        XCTAssertEqual(lines[3], "false\tattempt to use a closed signalk boat")
+    }
+
+    func testConnectWithProfileAndUnknownProfile() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "boat")
+            print(boat:state(), boat:self())
+            local none, err = signalk.connect "nope"
+            print(none, err.service, err.code, tostring(err):match("no %[signalk.nope%] profile") ~= nil)
+            """)
+        XCTAssertEqual(lines, ["connected\tvessels.urn:mrn:imo:mmsi:230099999", "nil\tsignalk\tconfig\ttrue"])
+    }
+
+    func testGetReadsRelativePathsFromStoreOrREST() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "boat")
+            simctl.publish("environment.gettest.depth", 12.5)
+            print(assert(boat:get "environment.gettest.depth"))
+            print(assert(boat:get "name"))
+            print(assert(boat:get(boat:self() .. ".environment.gettest.depth")))
+            local v, err = boat:get "environment.gettest.missing"
+            print(v, err.service, err.code, err.status)
+            """)
+        XCTAssertEqual(lines, ["12.5", "Lookout", "12.5", "nil\tsignalk\thttp\t404"])
+    }
+
+    func testDeltasReceivePublishedValuesAndBreakStopsTheLoop() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "boat")
+            local seen = 0
+            -- values published after deltas() returned are seen (earlier ones may be too: they
+            -- may still be on their way), so each loop here has paths of its own
+            local it, s, c, cursor = boat:deltas { paths = { "environment.deltatest1.*" } }
+            print("loops", simctl.loops(boat))
+            simctl.publish("environment.deltatest1.a", 1)
+            simctl.publish("environment.other.b", 2)
+            simctl.publish("environment.deltatest1.c", "three")
+            for d in it, s, c, cursor do
+              seen = seen + 1
+              print(d.path, d.value, d.context == boat:self(), d.source ~= nil, d.timestamp:match("^%d%d%d%d%-%d%d%-%d%dT") ~= nil)
+              if seen == 2 then break end
+            end
+            print("loops", simctl.loops(boat))
+            -- runs once the loop below waits for its first value
+            task.spawn(simctl.publish, "environment.deltatest2.e", 5)
+            for d in boat:deltas { paths = { "environment.deltatest2.*" } } do
+              print("second", d.path)
+              break
+            end
+            print("loops", simctl.loops(boat))
+            """)
+        XCTAssertEqual(lines, [
+            "loops\t1",
+            "environment.deltatest1.a\t1\ttrue\ttrue\ttrue",
+            "environment.deltatest1.c\tthree\ttrue\ttrue\ttrue",
+            "loops\t0",
+            "second\tenvironment.deltatest2.e",
+            "loops\t0",
+        ])
+    }
+
+    func testOnRunsTheHandlerPerValueAsATask() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "boat")
+            local got = {}
+            local h = boat:on("environment.ontest.*", function(d)
+              -- waiting proves each call is a task of its own
+              local v = assert(boat:get(d.path))
+              got[#got + 1] = d.path .. "=" .. tostring(d.value)
+            end)
+            print(h:running(), simctl.loops(boat))
+            simctl.publish("environment.ontest.x", 1)
+            simctl.publish("environment.elsewhere", 9)
+            simctl.publish("environment.ontest.y", 2)
+            local spins = 0
+            while #got < 2 and spins < 1000000 do spins = spins + 1; task.yield() end
+            table.sort(got)
+            print(table.concat(got, " "))
+            print(h:stop(), h:stop(), h:running())
+            task.yield()
+            print(simctl.loops(boat))
+            """)
+        XCTAssertEqual(lines, ["true\t1", "environment.ontest.x=1 environment.ontest.y=2", "true\tfalse\tfalse", "0"])
+    }
+
+    func testSubscribeWithPattern() async throws {
+        let lines = try await run("""
+            simctl.publish("environment.subtest.x", 1)
+            -- "quiet" connects with subscribe = "none": nothing arrives until we subscribe
+            local boat <close> = assert(signalk.connect "quiet")
+            local it = boat:deltas()
+            print(boat:subscribe { { path = "environment.subtest.*", policy = "instant", minPeriod = 0 } })
+            -- the cached value arrives once the server has taken the subscription
+            local d = it()
+            print(d.path, d.value)
+            simctl.publish("environment.subother.y", 2)
+            simctl.publish("environment.subtest.z", 3)
+            d = it()
+            print(d.path, d.value)
+            local rows <close> = assert(signalk.connect { url = URL, subscribe = { "environment.subtest.*", context = "vessels.self" } })
+            print(rows:state())
+            local quiet <close> = assert(signalk.connect "quiet")
+            print(quiet:subscribe { "environment.subtest2.*", { path = "environment.subtest.x", period = 1000 }, context = "vessels.self" })
+            print(pcall(quiet.subscribe, quiet, { { path = 1 } }))
+            print(pcall(quiet.subscribe, quiet, { { path = "a", policy = "sometimes" } }))
+            """)
+        XCTAssertEqual(lines.prefix(5), ["true", "environment.subtest.x\t1", "environment.subtest.z\t3", "connected", "true"])
+        XCTAssertEqual(lines.count, 7)
+        XCTAssertTrue(lines[5].hasPrefix("false\tbad argument #1 to 'signalk.boat:subscribe' (rows[1].path: expected a string)"), lines[5])
+        XCTAssertTrue(lines[6].contains("policy: expected \"instant\" or \"fixed\""), lines[6])
+    }
+
+    func testCloseAndToBeClosed() async throws {
+        let lines = try await run("""
+            local kept
+            do
+              local boat <close> = assert(signalk.connect "boat")
+              kept = boat
+              print(kept:state())
+            end
+            print(pcall(kept.get, kept, "name"))
+            kept:close()
+            kept:close()
+            local boat = assert(signalk.connect "boat")
+            local loop = task.spawn(function()
+              local n = 0
+              for d in boat:deltas() do n = n + 1 end
+              return "loop ended"
+            end)
+            task.yield()
+            boat:close()
+            print(task.wait(loop, 10))
+            print(pcall(boat.get, boat, "name"))
+            print(pcall(boat.deltas, boat))
+            """)
+        XCTAssertEqual(lines, [
+            "connected",
+            "false\tattempt to use a closed signalk boat",
+            "true\tloop ended",
+            "false\tattempt to use a closed signalk boat",
+            "false\tattempt to use a closed signalk boat",
+        ])
+    }
+
+    func testErrors() async throws {
+        let lines = try await run("""
+            local ok, msg = pcall(signalk.connect, { url = "ftp://x" })
+            print(ok, msg)
+            print(pcall(signalk.connect, 42))
+            print(pcall(signalk.connect, { url = URL, colour = "red" }))
+            -- a closed port: connect itself returns nil, err (the first attempt failed)
+            local none, err = signalk.connect { url = "http://127.0.0.1:1", timeout = 10 }
+            print(none, err.service, err.code, err.retryable)
+            local boat <close> = assert(signalk.connect "boat")
+            local r, perr = boat:put("steering.autopilot.target.headingTrue", 1.5)
+            print(r, perr.service)
+            print(pcall(boat.get, boat, 42))
+            print(pcall(boat.on, boat, "x", 1))
+            print(pcall(boat.deltas, boat, { paths = { 1 } }))
+            """)
+        XCTAssertEqual(lines.count, 8, "\(lines)")
+        XCTAssertTrue(lines[0].hasPrefix("false\tbad argument #1 to 'signalk.connect' (opts.url: invalid URL: scheme ftp"), lines[0])
+        XCTAssertTrue(lines[1].hasPrefix("false\tbad argument #1 to 'signalk.connect' (profile name or options table expected, got number)"), lines[1])
+        XCTAssertTrue(lines[2].contains("unknown option 'colour'"), lines[2])
+        XCTAssertEqual(lines[3], "nil\tsignalk\tnetwork\ttrue")
+        XCTAssertEqual(lines[4], "nil\tsignalk")
+        XCTAssertTrue(lines[5].hasPrefix("false\tbad argument #1 to 'signalk.boat:get' (string expected, got number)"), lines[5])
+        XCTAssertTrue(lines[6].hasPrefix("false\t") && lines[6].contains("bad argument #2 to 'on' (function expected, got number)"), lines[6])
+        XCTAssertTrue(lines[7].contains("opts.paths[1]: expected a string"), lines[7])
+    }
+
+    func testUnitsAndDiscover() async throws {
+        let lines = try await run("""
+            local u = signalk.units
+            print(u.rad_to_deg(math.pi), u.deg_to_rad(180) == math.pi)
+            print(string.format("%.4f %.4f", u.ms_to_knots(1), u.knots_to_ms(1)))
+            print(string.format("%.2f %.2f", u.k_to_c(300), u.c_to_k(0)))
+            local found, err = signalk.discover { timeout = 0.2 }
+            print(type(found) == "table" or err.service == "signalk")
+            """)
+        XCTAssertEqual(lines, ["180.0\ttrue", "1.9438 0.5144", "26.85 273.15", "true"])
+    }
+}
