@@ -41,7 +41,8 @@ public struct SignalKStreamConfiguration: Sendable {
     /// that cannot set headers; the query ends up in server logs).
     public var tokenInQuery: Bool = false
     /// Drop values already seen: same context, path, source and timestamp with the same value, or
-    /// an older timestamp. This hides the cached-value replay after a (re)subscribe. Counted in
+    /// (from the same server run) an older timestamp. This hides the cached-value replay after a
+    /// (re)subscribe or a server restart. Counted in
     /// ``SignalKStream/suppressedDuplicateCount``.
     public var deduplicate: Bool = true
 
@@ -117,8 +118,9 @@ public enum SignalKStreamEvent: Sendable {
 /// - **Subscriptions**: ``subscribe(_:context:)`` sends only new rows; changing or removing rows
 ///   sends the wildcard unsubscribe (the only form signalk-server accepts) and then the remaining rows.
 /// - **Reconnect**: on loss the stream reconnects with exponential backoff and jitter, and after each
-///   hello re-sends every active subscription once (one message per context). A changed
-///   `serverStartId` resets duplicate suppression; a changed self drops the old self's values.
+///   hello re-sends every active subscription once (one message per context). After a changed
+///   `serverStartId` older timestamps are accepted again, but exact repeats are still suppressed;
+///   a changed self drops the old self's values.
 /// - **Consumers**: each ``events()`` call returns its own bounded stream. Policy when a consumer is
 ///   slower than the socket: the oldest buffered events are dropped and counted
 ///   (``droppedEventCount``); the store is always updated.
@@ -161,7 +163,10 @@ public actor SignalKStream {
     private var closing = false
     private var consumers: [Int: AsyncStream<SignalKStreamEvent>.Continuation] = [:]
     private var nextConsumer = 0
-    private var seen: [String: (Date, SKValue)] = [:]
+    /// The last value seen per context, path and source, with the server generation it came from.
+    private var seen: [String: (time: Date, value: SKValue, generation: Int)] = [:]
+    /// Counts servers (a new `serverStartId` is a new server run).
+    private var serverGeneration = 0
 
     /// Creates a stream (not yet connected; call ``start()``). `tokenProvider` is asked on every
     /// (re)connect, e.g. `{ await tokenStore.token() }`.
@@ -369,7 +374,9 @@ public actor SignalKStream {
         }
         switch message {
         case .hello(let h):
-            if let old = hello?.serverStartId, old != h.serverStartId { seen.removeAll() }
+            // A restarted server may replay values with older timestamps: from then on only exact
+            // repeats (same time and value) of what an earlier run sent are suppressed.
+            if let old = hello?.serverStartId, old != h.serverStartId { serverGeneration += 1 }
             if let old = hello?.selfContext, old != h.selfContext { seen.removeAll() }
             hello = h
             await store.apply(message)
@@ -400,11 +407,12 @@ public actor SignalKStream {
             let src = u.sourceRef ?? ""
             u2.values = u.values.filter { pv in
                 let key = ctx + "\u{1}" + pv.path + "\u{1}" + src
-                if let (t, v) = seen[key], ts < t || (ts == t && v == pv.value) {
+                if let last = seen[key],
+                   (ts == last.time && pv.value == last.value) || (ts < last.time && last.generation == serverGeneration) {
                     suppressedDuplicateCount += 1
                     return false
                 }
-                seen[key] = (ts, pv.value)
+                seen[key] = (ts, pv.value, serverGeneration)
                 return true
             }
             return u2.values.isEmpty && u2.meta.isEmpty ? nil : u2
