@@ -90,7 +90,10 @@ let package = Package(
             ]),
         .executableTarget(
             name: "lookout-bench",
-            dependencies: ["LookoutHost", "Lua", "LuaShim", "CLua", "NightscoutKit", "LookoutSim"]),
+            dependencies: [
+                "LookoutHost", "Lua", "LuaShim", "CLua", "NightscoutKit", "LookoutSim",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Helpers shared by the test targets (transcripts, running Lua source).
         .target(name: "LookoutTestSupport", dependencies: ["Lua"], path: "Tests/LookoutTestSupport"),
         .testTarget(

@@ -1,8 +1,8 @@
 import Foundation
 
 /// `lookout-bench`: Lookout's performance benchmarks (P1 binding calls, P2 JSON decoding,
-/// P3 Nightscout history sync, P5 start-up, P7 sleeping tasks), each judged by a ratio to an
-/// anchor measured in the same run.
+/// P3 Nightscout history sync, P4 Signal K delta stream, P5 start-up, P7 sleeping tasks), each
+/// judged by a ratio to an anchor measured in the same run.
 ///
 /// Run it from a release build: `swift run -c release lookout-bench [--quick] [--json FILE] [NAME…]`.
 /// It reports and never fails on a missed target; the exit status is non-zero only when a
@@ -11,7 +11,8 @@ import Foundation
 struct LookoutBench {
     /// Every benchmark, in the order they run.
     static let benchmarks: [any Benchmark] = [
-        BindingCallBenchmark(), JSONDecodeBenchmark(), HistorySyncBenchmark(), StartupBenchmark(), SleepingTasksBenchmark(),
+        BindingCallBenchmark(), JSONDecodeBenchmark(), HistorySyncBenchmark(), DeltaStreamBenchmark(), StartupBenchmark(),
+        SleepingTasksBenchmark(),
     ]
 
     static func main() async {

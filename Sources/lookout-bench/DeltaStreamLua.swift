@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+import LookoutHost
+import Lua
+
+/// How far a P4 Lua consumer got: the script reports its count through `bench_progress(n)`
+/// (`0` once its handler or loop is registered); the flood waits on it to stay a window ahead.
+final class DeltaStreamProgress: @unchecked Sendable {
+    // @unchecked Sendable: every mutable field is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var count = -1
+    private var ended = false
+    private var lastChange = BenchClock.monotonic()
+    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+
+    func report(_ n: Int) {
+        let wake = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            count = max(count, n)
+            lastChange = BenchClock.monotonic()
+            let ready = waiters.filter { $0.0 <= count }.map(\.1)
+            waiters.removeAll { $0.0 <= count }
+            return ready
+        }
+        for w in wake { w.resume() }
+    }
+
+    /// The script ended: every waiter wakes up.
+    func end() {
+        let wake = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            ended = true
+            defer { waiters = [] }
+            return waiters.map(\.1)
+        }
+        for w in wake { w.resume() }
+    }
+
+    /// Back to "not registered yet" for the next script.
+    func reset() {
+        lock.withLock {
+            count = -1
+            ended = false
+            lastChange = BenchClock.monotonic()
+        }
+    }
+
+    var current: Int { lock.withLock { count } }
+    var hasEnded: Bool { lock.withLock { ended } }
+    var secondsSinceChange: Double { lock.withLock { BenchClock.monotonic() - lastChange } }
+
+    /// Returns once the count reached `n` (or the script ended).
+    func wait(atLeast n: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = lock.withLock { () -> Bool in
+                if count >= n || ended { return true }
+                waiters.append((n, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+}
+
+/// A Lookout `LuaRuntime` with the `signalk` module (as `lookout run` gives scripts) and the P4
+/// hooks `bench_progress(n)` and `bench_now()` (monotonic seconds).
+struct DeltaStreamScript {
+    let runtime: LuaRuntime
+    let progress = DeltaStreamProgress()
+    private let lines: LineBox
+
+    static func start(name: String) async throws -> DeltaStreamScript {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-bench-p4-lua-\(getpid())").path
+        let paths = LookoutPaths(configFile: directory + "/config.toml", stateDirectory: directory)
+        let modules = HostModules.all(config: HostConfig(), paths: paths, logger: Logger(label: "lookout-bench"))
+            .filter { $0.name == "signalk" }
+        guard !modules.isEmpty else { throw BenchFailure("HostModules has no signalk module") }
+        let lines = LineBox()
+        var options = LuaOptions()
+        options.name = name
+        options.cpuLimit = 0
+        options.memoryLimit = 0
+        options.timeLimit = 300  // a stalled consumer ends instead of hanging the run
+        options.output = { lines.append($0) }
+        options.errors = { lines.append(error: $0.description) }
+        options.warnings = { lines.append(error: "warning: \($0)") }
+        let runtime = LuaRuntime(options: options, modules: modules)
+        try await runtime.start()
+        let script = DeltaStreamScript(runtime: runtime, lines: lines)
+        let progress = script.progress
+        await runtime.withEngine { engine in
+            engine.pushFunction("bench_progress") { call in
+                progress.report(Int(try call.integer(1)))
+                return .values(0)
+            }
+            engine.setGlobal("bench_progress")
+            engine.pushFunction("bench_now") { call in call.returning(.double(BenchClock.monotonic())) }
+            engine.setGlobal("bench_now")
+        }
+        return script
+    }
+
+    private init(runtime: LuaRuntime, lines: LineBox) {
+        self.runtime = runtime
+        self.lines = lines
+    }
+
+    /// Runs `source` as the main task until every task ended; `feed` runs meanwhile (it floods).
+    /// - Returns: the `key=value` figures the script printed.
+    func run(_ source: String, chunkName: String, feed: @escaping @Sendable (DeltaStreamProgress) async throws -> Void)
+        async throws -> [String: Double]
+    {
+        let runtime = self.runtime, progress = self.progress
+        progress.reset()
+        let running = Task {
+            let outcome = await runtime.run(source: Array(source.utf8), chunkName: chunkName)
+            progress.end()
+            return outcome
+        }
+        var feedError: (any Error)?
+        do { try await feed(progress) } catch { feedError = error }
+        let outcome = await running.value
+        let (printed, errors) = lines.take()
+        if outcome.exitCode != 0 || !errors.isEmpty {
+            let detail = ([outcome.message].compactMap { $0 } + errors).joined(separator: "\n")
+            throw BenchFailure("\(chunkName) failed (exit \(outcome.exitCode)): \(detail)")
+        }
+        if let feedError { throw feedError }
+        var values: [String: Double] = [:]
+        for line in printed {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+        }
+        return values
+    }
+
+    func close() async { await runtime.close() }
+}
+
+/// Lines and errors a script produced.
+private final class LineBox: @unchecked Sendable {
+    // @unchecked Sendable: every access to the arrays goes through `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+    private var errors: [String] = []
+
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    func append(error: String) { lock.withLock { errors.append(error) } }
+    func take() -> ([String], [String]) { lock.withLock { defer { lines = []; errors = [] }; return (lines, errors) } }
+}
