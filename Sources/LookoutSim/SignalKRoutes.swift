@@ -1,15 +1,24 @@
 import Foundation
 import Hummingbird
 
-/// HTTP side of the Signal K simulator: discovery and the REST GET API (§1.2, §4.1).
+/// HTTP side of the Signal K simulator: discovery and the REST GET API (§1.2, §4.1); PUT, requests,
+/// access requests, login and the token check come first (`SignalKSecurityRoutes`, §4.2, §5–§8).
 struct SignalKResponder: HTTPResponder {
     typealias Context = SimRequestContext
     let sim: SignalKSimulator
 
     func respond(to request: Request, context: SimRequestContext) async throws -> Response {
+        var request = request
         let (path, _) = SignalKRoutes.split(request.uri.description)
         var headers: [String: String] = [:]
         for f in request.headers { headers[f.name.canonicalName.lowercased()] = f.value }
+        let body = try await request.collectBody(upTo: 1 << 20)
+        if let resp = await SignalKSecurityRoutes.handle(
+            method: request.method.rawValue, path: path, headers: headers, body: Data(buffer: body),
+            client: context.client, sim: sim)
+        {
+            return NightscoutResponder.convert(resp, mode: .normal)
+        }
         let host = request.head.authority ?? headers["host"] ?? "127.0.0.1:\(sim.port)"
         let resp = await SignalKRoutes.route(
             method: request.method.rawValue, path: path, host: host,

@@ -4,7 +4,8 @@ import HummingbirdWebSocket
 import Logging
 
 /// A local Signal K server that behaves like signalk-server 2.31.1 (contract: shared/specs/signalk.md)
-/// for tests and `lookout sim signalk`. Plain HTTP and WebSocket on 127.0.0.1, security off.
+/// for tests and `lookout sim signalk`. Plain HTTP and WebSocket on 127.0.0.1, security off unless
+/// `Options.security` is set.
 ///
 /// ```swift
 /// let clock = SimulatedClock()
@@ -34,16 +35,43 @@ import Logging
 ///   implicit stream); any other unsubscribe gets the error string and the socket is closed.
 /// - §3.9 WebSocket pings (interval configurable); invalid JSON from clients is ignored. Deltas a
 ///   client sends (`updates`) are published like any provider's.
+/// - §4.2/§5 REST PUT when `Options.put` is set or `putHandlers` are registered (off: PUT is a plain
+///   404): context = first two segments, path = the rest with `/` and `.` alike; 400 `invalid path`
+///   (< 3 segments), 400 `input is missing a value`; handlers under the literal `vessels.self` answer
+///   COMPLETED with any `statusCode` (the HTTP status mirrors it) or PENDING 202 (`href` and
+///   `action.href`), finished by `completeRequest(_:statusCode:message:)`; other paths get the 405
+///   reply `PUT not supported for <path>`. `GET /signalk/v1/requests/<id>` is always 200 with the
+///   reply, 500 `Unable to check request: not found` for unknown ids.
+/// - §6.1 access requests: security off → 404 `{"message":"Access requests not available. …"}`;
+///   on → 202 PENDING reply (`href` `/signalk/v1/requests/<id>`, `ip`), 400 replies for a missing
+///   description/clientId, invalid permissions or a duplicate pending clientId, 413 over 10 KiB,
+///   503 at 100 pending; the test approves/denies with `approveAccessRequest(clientId:…)` /
+///   `denyAccessRequest(clientId:)`, after which polling shows `accessRequest` APPROVED + token or
+///   DENIED; `revokeDevice(clientId:)` invalidates a device token.
+/// - §7 `POST /signalk/v1/auth/login` (and `/login`) with `Options.users`: 200
+///   `{"timeToLive":null,"token":…}` (+ `JAUTHENTICATION` cookie), 401
+///   `{"statusCode":401,"message":"Invalid username/password"}`; `PUT /signalk/v1/auth/logout` →
+///   `"Logout OK"`. Tokens are HS256 JWTs `{"device":<clientId>}` / `{"id":<user>}` with `iat` and
+///   optional `exp` (checked with the injected clock).
+/// - §4.1/§8 with security on, `/signalk/v1/api/…` needs a token (cookie `JAUTHENTICATION`, then
+///   `Authorization: Bearer|JWT`, then `X-Authorization`): none → 401 `Unauthorized`, invalid/expired/
+///   revoked → 401 `bad auth token`; PUT with a `readonly` token → 401 `{"error":"Permission Denied"}`.
 ///
 /// Simplifications (what signalk-server does and this one does not):
-/// - no security at all: no tokens, login, access requests, ACLs, 401/429 at upgrade, per-IP limits;
-/// - no PUT (REST or WebSocket), no request polling, no `query`, no `/signalk/v1/requests`;
+/// - security is REST only: the WebSocket upgrade never checks tokens (no 401 at upgrade, no
+///   hello-then-silence), no WebSocket access requests or login, no `readOnlyAccess`, no ACLs, no
+///   `allowDeviceAccessRequests`, no `/skServer/loginStatus` or admin HTTP routes (approval is a
+///   method), no 302 for non-JSON logins, no 429/per-IP limits, no sliding-session refresh, the
+///   bad-token cookie is not cleared; users are always `admin`;
+/// - PUT is REST only (no WebSocket PUT, `query`, or server→client PUT forwarding); `source` is passed
+///   to the handler but never required (one handler per path), no `meta`/notification PUTs, no
+///   DELETE; requests are never pruned;
 /// - no meta: no `sendMeta`, no `…/meta` REST paths, leaves carry no `meta`;
 /// - no `sourcePolicy`/`excludeSources`/`announceNewPaths`, no source priorities (every source is
 ///   delivered), no `serverevents`/`events`, no `log` path, no backpressure, no staleness;
 /// - the context-as-radius subscription object matches nothing; root (empty-path) values are
 ///   cached flattened (`name`, `mmsi`, …), so a subscription to the path `""` itself matches nothing;
-/// - client `updates` are accepted from anyone (security is off) under `$source` `ws.<n>` when
+/// - client `updates` are accepted from anyone (even with security on) under `$source` `ws.<n>` when
 ///   they carry no source;
 /// - `period` windows and `minPeriod` are measured with the injected clock and flushed on `tick()`
 ///   (and every 50 ms of wall time when ticking automatically), not by wall-clock timers;
@@ -77,13 +105,26 @@ public final class SignalKSimulator: Sendable {
         public var autoTick: Bool
         /// WebSocket ping interval (signalk-server: 30 s).
         public var pingInterval: Duration
+        /// Answer REST PUT (§4.2) and `GET /signalk/v1/requests/<id>` (§5); also on when
+        /// `putHandlers` is not empty. Off (default): PUT is a plain-text 404 as before.
+        public var put: Bool
+        /// PUT action handlers by dotted path under the literal context `vessels.self`; other paths
+        /// get the 405 reply `PUT not supported for <path>`.
+        public var putHandlers: [String: SignalKPutHandler]
+        /// Security on: REST needs a token (401 otherwise), PUT a `readwrite`/`admin` one; access
+        /// requests (§6.1) and login (§7) are served. Off (default): everything is open and access
+        /// requests get the 404 JSON of a server without security.
+        public var security: Bool
+        /// User names and passwords for `POST /signalk/v1/auth/login` (users are `admin`).
+        public var users: [String: String]
 
         /// Creates options.
         public init(
             port: Int = 0, rate: Double = 1, seed: UInt64 = 1, selfMMSI: String = "230099999",
             vesselName: String = "Lookout", playback: URL? = nil, rewritePlaybackTimestamps: Bool = true,
             clock: @escaping @Sendable () -> Date = { Date() }, autoTick: Bool = true,
-            pingInterval: Duration = .seconds(30)
+            pingInterval: Duration = .seconds(30), put: Bool = false,
+            putHandlers: [String: SignalKPutHandler] = [:], security: Bool = false, users: [String: String] = [:]
         ) {
             self.port = port
             self.rate = rate
@@ -95,6 +136,10 @@ public final class SignalKSimulator: Sendable {
             self.clock = clock
             self.autoTick = autoTick
             self.pingInterval = pingInterval
+            self.put = put
+            self.putHandlers = putHandlers
+            self.security = security
+            self.users = users
         }
     }
 
@@ -115,6 +160,7 @@ public final class SignalKSimulator: Sendable {
     /// The self context, e.g. `vessels.urn:mrn:imo:mmsi:230099999`.
     public var selfContext: String { "vessels." + selfID }
     let hub: SignalKHub
+    let authority: SignalKAuthority
     private let running = RunState()
     private let driver = RunState()
     private let portBox = SKPortBox()
@@ -128,6 +174,7 @@ public final class SignalKSimulator: Sendable {
         let store = SignalKStore(
             selfID: selfID, staticSelf: ["mmsi": .string(o.selfMMSI), "name": .string(o.vesselName)])
         hub = SignalKHub(store: store, serverVersion: Self.serverVersion)
+        authority = SignalKAuthority(users: o.users, clock: o.clock)
         if let url = o.playback {
             let playback = try SignalKPlayback(contentsOf: url)
             initialSource = .playback(playback, rewriteTimestamps: o.rewritePlaybackTimestamps)

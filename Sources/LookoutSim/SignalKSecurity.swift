@@ -1,0 +1,309 @@
+import Crypto
+import Foundation
+
+/// Requests (§5), access requests (§6.1), login (§7) and tokens (§8) of the Signal K simulator.
+/// Tokens are HS256 JWTs signed with a per-simulator random key: `{"device":<clientId>,"iat":…,"exp"?:…}`
+/// for approved devices, `{"id":<username>,"iat":…}` for users (who are `admin`).
+actor SignalKAuthority {
+    enum Kind: Sendable { case put, accessRequest }
+    struct Record: Sendable {
+        var id: String
+        var kind: Kind
+        var state: String
+        var statusCode: Int
+        var message: String?
+        var ip: String?
+        var user: String?
+        var accessRequest: JSONValue?
+        var clientId: String?
+    }
+    struct AccessRequest: Sendable {
+        var clientId: String
+        var description: String
+        var permissions: String?
+        var requestId: String
+    }
+    /// A caller identified by its token.
+    struct Principal: Sendable {
+        var name: String
+        var permission: String
+    }
+    enum TokenCheck: Sendable { case none, bad, ok(Principal) }
+
+    private let key = SymmetricKey(size: .bits256)
+    private let clock: @Sendable () -> Date
+    private let users: [String: String]
+    private var requests: [String: Record] = [:]
+    private var order: [String] = []
+    private var pendingAccess: [String: AccessRequest] = [:]  // by clientId
+    private var devices: [String: String] = [:]  // clientId → permission
+
+    init(users: [String: String], clock: @escaping @Sendable () -> Date) {
+        self.users = users
+        self.clock = clock
+    }
+
+    // MARK: requests (§5)
+
+    static func href(_ id: String) -> String { "/signalk/v1/requests/\(id)" }
+
+    static func json(_ r: Record) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "state": .string(r.state), "requestId": .string(r.id), "statusCode": .int(Int64(r.statusCode)),
+            "href": .string(href(r.id)),
+        ]
+        if let m = r.message { o["message"] = .string(m) }
+        if let ip = r.ip { o["ip"] = .string(ip) }
+        if let u = r.user { o["user"] = .string(u) }
+        if let a = r.accessRequest { o["accessRequest"] = a }
+        if r.kind == .put, r.state == "PENDING" { o["action"] = ["href": .string(href(r.id))] }
+        return .object(o)
+    }
+
+    func addRequest(
+        id: String, kind: Kind, state: String, statusCode: Int, message: String?, ip: String?, user: String?,
+        clientId: String? = nil
+    ) -> JSONValue {
+        let r = Record(
+            id: id, kind: kind, state: state, statusCode: statusCode, message: message, ip: ip, user: user,
+            clientId: clientId)
+        requests[id] = r
+        order.append(id)
+        return Self.json(r)
+    }
+
+    func reply(_ id: String) -> JSONValue? { requests[id].map(Self.json) }
+
+    func completeRequest(_ id: String, statusCode: Int, message: String?) -> Bool {
+        guard var r = requests[id], r.kind == .put, r.state == "PENDING" else { return false }
+        r.state = "COMPLETED"
+        r.statusCode = statusCode
+        r.message = message
+        requests[id] = r
+        return true
+    }
+
+    func pendingPutIDs() -> [String] {
+        order.filter { requests[$0]?.kind == .put && requests[$0]?.state == "PENDING" }
+    }
+
+    // MARK: access requests (§6.1)
+
+    func submitAccess(body: JSONValue?, ip: String) -> (Int, JSONValue) {
+        let id = UUID().uuidString.lowercased()
+        func fail(_ message: String) -> (Int, JSONValue) {
+            (400, addRequest(id: id, kind: .accessRequest, state: "COMPLETED", statusCode: 400, message: message,
+                             ip: ip, user: nil))
+        }
+        guard let clientId = body?["clientId"]?.stringValue, !clientId.isEmpty else {
+            return fail("A clientId is required")
+        }
+        guard let description = body?["description"]?.stringValue, !description.isEmpty else {
+            return fail("A description is required")
+        }
+        var permissions: String?
+        if let p = body?["permissions"] {
+            guard let s = p.stringValue, ["readonly", "readwrite", "admin"].contains(s) else {
+                return fail("Invalid permission")
+            }
+            permissions = s
+        }
+        if pendingAccess[clientId] != nil {
+            return fail("A device with clientId '\(clientId)' has already requested access")
+        }
+        pendingAccess[clientId] = AccessRequest(
+            clientId: clientId, description: description, permissions: permissions, requestId: id)
+        return (202, addRequest(id: id, kind: .accessRequest, state: "PENDING", statusCode: 202, message: nil,
+                                ip: ip, user: nil, clientId: clientId))
+    }
+
+    var pendingAccessCount: Int { pendingAccess.count }
+
+    func pendingAccessClientIDs() -> [String] { pendingAccess.keys.sorted() }
+
+    func decideAccess(clientId: String, approve: Bool, permissions: String?, expiresIn: TimeInterval?) -> Bool {
+        guard let ar = pendingAccess.removeValue(forKey: clientId), var r = requests[ar.requestId] else { return false }
+        r.state = "COMPLETED"
+        r.statusCode = 200
+        if approve {
+            let permission = permissions ?? ar.permissions ?? "readonly"
+            devices[clientId] = permission
+            var payload: [String: JSONValue] = ["device": .string(clientId), "iat": .int(Int64(clock().timeIntervalSince1970))]
+            if let expiresIn { payload["exp"] = .int(Int64(clock().timeIntervalSince1970 + expiresIn)) }
+            r.accessRequest = ["permission": "APPROVED", "token": .string(sign(.object(payload)))]
+        } else {
+            r.accessRequest = ["permission": "DENIED"]
+        }
+        requests[ar.requestId] = r
+        return true
+    }
+
+    func revokeDevice(clientId: String) -> Bool { devices.removeValue(forKey: clientId) != nil }
+
+    // MARK: login (§7)
+
+    func login(username: String?, password: String?) -> String? {
+        guard let username, let password, let stored = users[username], stored == password else { return nil }
+        return sign(["id": .string(username), "iat": .int(Int64(clock().timeIntervalSince1970))])
+    }
+
+    // MARK: tokens (§8)
+
+    private static func b64url(_ d: Data) -> String {
+        d.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    private static func unb64url(_ s: Substring) -> Data? {
+        var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while t.count % 4 != 0 { t += "=" }
+        return Data(base64Encoded: t)
+    }
+
+    func sign(_ payload: JSONValue) -> String {
+        let head = Self.b64url(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "." + Self.b64url(payload.jsonData)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(head.utf8), using: key)
+        return head + "." + Self.b64url(Data(mac))
+    }
+
+    /// Verifies a token: signature, `exp` against the clock, and that the device is still approved or
+    /// the user still exists.
+    func principal(token: String) -> Principal? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let sig = Self.unb64url(parts[2]), let body = Self.unb64url(parts[1]),
+            HMAC<SHA256>.isValidAuthenticationCode(sig, authenticating: Data("\(parts[0]).\(parts[1])".utf8), using: key),
+            let payload = try? JSONValue.parse(body)
+        else { return nil }
+        if let exp = payload["exp"]?.doubleValue, exp <= clock().timeIntervalSince1970 { return nil }
+        if let device = payload["device"]?.stringValue, let permission = devices[device] {
+            return Principal(name: device, permission: permission)
+        }
+        if let id = payload["id"]?.stringValue, users[id] != nil { return Principal(name: id, permission: "admin") }
+        return nil
+    }
+
+    /// The token of a request in signalk-server's order: cookie `JAUTHENTICATION`, then
+    /// `Authorization` (`Bearer`/`JWT`), then `X-Authorization`. `?token=` is not accepted on REST.
+    static func token(headers: [String: String]) -> String? {
+        if let cookie = headers["cookie"] {
+            for part in cookie.split(separator: ";") {
+                let kv = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+                if kv.count == 2, kv[0] == "JAUTHENTICATION" { return String(kv[1]) }
+            }
+        }
+        for name in ["authorization", "x-authorization"] {
+            guard let v = headers[name] else { continue }
+            let words = v.split(separator: " ", maxSplits: 1)
+            if words.count == 2, ["bearer", "jwt"].contains(words[0].lowercased()) {
+                return words[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return nil
+    }
+
+    func check(headers: [String: String]) -> TokenCheck {
+        guard let t = Self.token(headers: headers) else { return .none }
+        return principal(token: t).map { .ok($0) } ?? .bad
+    }
+}
+
+/// HTTP routes of PUT, requests, access requests, login and the security check (§4.2, §5–§8).
+/// Answers `nil` to leave a request to ``SignalKRoutes/route(method:path:host:forwardedProto:sim:)``.
+enum SignalKSecurityRoutes {
+    static func handle(
+        method: String, path: String, headers: [String: String], body: Data, client: String, sim: SignalKSimulator
+    ) async -> SimResponse? {
+        let o = sim.options
+        let auth = sim.authority
+        let putEnabled = o.put || !o.putHandlers.isEmpty
+
+        if method == "GET", path.hasPrefix("/signalk/v1/requests/"), putEnabled || o.security {
+            let id = String(path.dropFirst("/signalk/v1/requests/".count))
+            guard let reply = await auth.reply(id) else { return .text(500, "Unable to check request: not found") }
+            return .json(200, reply)
+        }
+        if method == "POST", path == "/signalk/v1/access/requests" {
+            guard o.security else {
+                return .json(404, ["message": "Access requests not available. Server security is not enabled."])
+            }
+            if body.count > 10 * 1024 { return .text(413, "Payload too large") }
+            if await auth.pendingAccessCount >= 100 { return .text(503, "Too many pending access requests") }
+            let json = body.isEmpty ? nil : try? JSONValue.parse(body)
+            let (status, reply) = await auth.submitAccess(body: json, ip: client)
+            return .json(status, reply)
+        }
+        if o.security, method == "POST", path == "/signalk/v1/auth/login" || path == "/login" {
+            let json = body.isEmpty ? nil : try? JSONValue.parse(body)
+            guard let token = await auth.login(username: json?["username"]?.stringValue,
+                                               password: json?["password"]?.stringValue)
+            else { return .json(401, ["statusCode": 401, "message": "Invalid username/password"]) }
+            return .json(200, ["timeToLive": nil, "token": .string(token)],
+                         headers: [("Set-Cookie", "JAUTHENTICATION=\(token); Path=/; HttpOnly")])
+        }
+        if o.security, method == "PUT", path == "/signalk/v1/auth/logout" {
+            return .json(200, "Logout OK", headers: [("Set-Cookie", "JAUTHENTICATION=; Path=/; Max-Age=0")])
+        }
+
+        let api = "/signalk/v1/api/"
+        guard path.hasPrefix(api) else { return nil }
+        var user: String?
+        if o.security {
+            switch await auth.check(headers: headers) {
+            case .none: return .text(401, "Unauthorized")
+            case .bad: return .text(401, "bad auth token")
+            case .ok(let p):
+                user = p.name
+                if method == "PUT", p.permission != "readwrite", p.permission != "admin" {
+                    return (headers["accept"] ?? "").contains("json")
+                        ? .json(401, ["error": "Permission Denied"]) : .text(401, "Permission Denied")
+                }
+            }
+        }
+        if method == "PUT", putEnabled {
+            return await SignalKPutRoute.handle(path: path, body: body, client: client, user: user, sim: sim)
+        }
+        return nil
+    }
+}
+
+extension SignalKSimulator {
+    // MARK: PUT requests (§4.2)
+
+    /// Ids of PUT requests whose handler answered ``SignalKPutOutcome/pending``, oldest first.
+    public func pendingPutRequestIDs() async -> [String] { await authority.pendingPutIDs() }
+
+    /// Finishes a pending PUT: polling then shows `COMPLETED` with `statusCode` (200 success, 502
+    /// device failure, …). Returns false for unknown or finished requests.
+    @discardableResult
+    public func completeRequest(_ requestId: String, statusCode: Int = 200, message: String? = nil) async -> Bool {
+        await authority.completeRequest(requestId, statusCode: statusCode, message: message)
+    }
+
+    /// The current reply of a request as `GET /signalk/v1/requests/<id>` returns it.
+    public func requestReply(_ requestId: String) async -> JSONValue? { await authority.reply(requestId) }
+
+    // MARK: access requests (§6.1; the admin side)
+
+    /// ClientIds of pending access requests.
+    public func pendingAccessRequests() async -> [String] { await authority.pendingAccessClientIDs() }
+
+    /// Approves a pending access request (like `PUT /skServer/security/access/requests/<clientId>/approved`):
+    /// polling then shows `accessRequest` `{"permission":"APPROVED","token":…}`. `permissions` defaults
+    /// to the requested ones, else `readonly`; `expiresIn` sets the JWT `exp` (none: never expires).
+    @discardableResult
+    public func approveAccessRequest(clientId: String, permissions: String? = nil, expiresIn: TimeInterval? = nil)
+        async -> Bool
+    {
+        await authority.decideAccess(clientId: clientId, approve: true, permissions: permissions, expiresIn: expiresIn)
+    }
+
+    /// Denies a pending access request: polling then shows `accessRequest` `{"permission":"DENIED"}`.
+    @discardableResult
+    public func denyAccessRequest(clientId: String) async -> Bool {
+        await authority.decideAccess(clientId: clientId, approve: false, permissions: nil, expiresIn: nil)
+    }
+
+    /// Removes an approved device: its token then gets 401 `bad auth token`.
+    @discardableResult
+    public func revokeDevice(clientId: String) async -> Bool { await authority.revokeDevice(clientId: clientId) }
+}
