@@ -115,7 +115,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
-        .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutSim"]),
-        .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutSim"]),
+        .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutSim", "LookoutTestSupport"]),
     ]
 )

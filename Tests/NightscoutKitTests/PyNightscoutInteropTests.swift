@@ -1,4 +1,5 @@
 import Foundation
+import LookoutTestSupport
 import LookoutSim
 import XCTest
 @testable import NightscoutKit

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutTestSupport
 import XCTest
 @testable import NightscoutKit
 

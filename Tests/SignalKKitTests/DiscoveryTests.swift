@@ -1,4 +1,5 @@
 import Foundation
+import LookoutTestSupport
 import LookoutSim
 import SignalKKit
 import XCTest
@@ -13,7 +14,7 @@ import Darwin
 /// multicast (224.0.0.251:5353 via 127.0.0.1; nothing leaves the machine) with python-zeroconf
 /// in a throwaway venv, in both directions, plus our browser against the simulator's advertiser.
 final class DiscoveryTests: XCTestCase {
-    static let venv = DiscoveryVenv(label: "python-zeroconf mDNS interop", packages: ["zeroconf"])
+    static let venv = PythonVenv(label: "python-zeroconf mDNS interop", packages: ["zeroconf"])
 
     override class func tearDown() {
         venv.removeWorkDirectory()
@@ -302,7 +303,8 @@ final class DiscoveryTests: XCTestCase {
         try Self.startOrSkip(ad)
         defer { ad.stop() }
         let started = ContinuousClock.now
-        let r = try await LineProcess.runOffPool(python, [script.path, "_signalk-ws._tcp.local.", name, "8"], timeout: 30)
+        let r = try await PythonVenv.runOffPool(python, [script.path, "_signalk-ws._tcp.local.", name, "8"],
+                                                timeout: 30, threadName: "zeroconf browse")
         print("mDNS: python-zeroconf browse of the advertiser took \(ContinuousClock.now - started)")
         XCTAssertTrue(r.succeeded, r.summary)
         let out = try XCTUnwrap(JSONSerialization.jsonObject(with: r.stdout) as? [String: Any], String(decoding: r.stdout, as: UTF8.self))
@@ -445,89 +447,12 @@ final class DiscoveryTests: XCTestCase {
     """
 }
 
-// MARK: - Python venv and processes (small copy of NightscoutKitTests/PythonVenv.swift)
-
-/// A throwaway venv with `packages`; `pythonOrSkip()` throws a visible `XCTSkip` with the reason
-/// when python3, the venv or pip (PyPI) is unavailable.
-final class DiscoveryVenv: @unchecked Sendable {
-    // @unchecked Sendable: `state` and `workDir` are only touched under `lock`.
-    private enum State { case notStarted, ready(URL), unavailable(String) }
-    let label: String
-    let packages: [String]
-    private let lock = NSLock()
-    private var state = State.notStarted
-    private var workDir: URL?
-
-    init(label: String, packages: [String]) {
-        self.label = label
-        self.packages = packages
-    }
-
-    func pythonOrSkip() throws -> (URL, URL) {
-        lock.lock()
-        defer { lock.unlock() }
-        if case .notStarted = state {
-            let t0 = Date()
-            state = makeVenv()
-            if case .ready = state { print("\(label) venv ready in \(String(format: "%.1f", Date().timeIntervalSince(t0))) s") }
-        }
-        switch state {
-        case .ready(let python): return (python, workDir!)
-        case .unavailable(let reason):
-            print("\(label) not run: \(reason)")
-            throw XCTSkip("\(label) not run: \(reason)")
-        case .notStarted: throw XCTSkip("\(label) not run: setup did not run")
-        }
-    }
-
-    func removeWorkDirectory() {
-        lock.lock()
-        defer { lock.unlock() }
-        if let workDir { try? FileManager.default.removeItem(at: workDir) }
-        workDir = nil
-        state = .unavailable("the class tearDown already removed the venv")
-    }
-
-    private func makeVenv() -> State {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        guard let python3 = path.split(separator: ":").map({ URL(fileURLWithPath: String($0)).appendingPathComponent("python3") })
-            .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            return .unavailable("python3 is not on PATH")
-        }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-mdns-\(UUID().uuidString)", isDirectory: true)
-        do { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) } catch {
-            return .unavailable("cannot create \(dir.path): \(error)")
-        }
-        workDir = dir
-        let venv = dir.appendingPathComponent("venv")
-        do {
-            let r = try LineProcess.run(python3, ["-m", "venv", venv.path], timeout: 120)
-            guard r.succeeded else { return .unavailable("python3 -m venv failed: \(r.summary)") }
-            let p = try LineProcess.run(venv.appendingPathComponent("bin/pip"),
-                                        ["install", "--quiet", "--disable-pip-version-check"] + packages, timeout: 300)
-            guard p.succeeded else { return .unavailable("pip install \(packages.joined(separator: " ")) failed: \(p.summary)") }
-        } catch {
-            return .unavailable("cannot run python3: \(error)")
-        }
-        return .ready(venv.appendingPathComponent("bin/python"))
-    }
-}
+// MARK: - Child processes (the venv itself is LookoutTestSupport.PythonVenv)
 
 /// A child process: either run to completion (`run`), or kept alive while a test talks to it
 /// (`init` … `firstLine` … `finish`, which closes stdin and waits, SIGKILL after 10 s).
 final class LineProcess: @unchecked Sendable {
     // @unchecked Sendable: `process`/pipes are set in init; `stderrData` is guarded by `lock`.
-    struct Result: Sendable {
-        var status: Int32
-        var stdout: Data
-        var stderr: Data
-        var timedOut: Bool
-        var succeeded: Bool { status == 0 && !timedOut }
-        var summary: String {
-            let text = String(decoding: stderr, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            return (timedOut ? "timed out" : "exit status \(status)") + (text.isEmpty ? "" : ": " + String(text.suffix(800)))
-        }
-    }
 
     private let process = Process()
     private let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
@@ -584,33 +509,5 @@ final class LineProcess: @unchecked Sendable {
         killer.cancel()
         stderrDone.wait()
         try? stdout.fileHandleForReading.close()
-    }
-
-    /// Runs to completion with both pipes drained; SIGKILL after `timeout`.
-    static func run(_ executable: URL, _ arguments: [String], timeout: TimeInterval) throws -> Result {
-        let p = try LineProcess(executable, arguments)
-        try? p.stdin.fileHandleForWriting.close()
-        let pid = p.process.processIdentifier
-        let timedOut = NSLock(), flag = UnsafeFlag()
-        let killer = DispatchWorkItem { timedOut.withLock { flag.value = true }; kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        let out = p.stdout.fileHandleForReading.readDataToEndOfFile()
-        p.process.waitUntilExit()
-        killer.cancel()
-        p.stderrDone.wait()
-        return Result(status: p.process.terminationStatus, stdout: out, stderr: p.lock.withLock { p.stderrData },
-                      timedOut: timedOut.withLock { flag.value })
-    }
-
-    /// `run` on a separate thread (off the cooperative pool).
-    static func runOffPool(_ executable: URL, _ arguments: [String], timeout: TimeInterval) async throws -> Result {
-        try await withCheckedThrowingContinuation { (cont: CheckedContinuation<Result, any Error>) in
-            Thread { cont.resume(with: Swift.Result { try run(executable, arguments, timeout: timeout) }) }.start()
-        }
-    }
-
-    private final class UnsafeFlag: @unchecked Sendable {
-        // @unchecked Sendable: only touched under the caller's lock.
-        var value = false
     }
 }

@@ -8,14 +8,14 @@ import Darwin
 #endif
 
 /// A throwaway Python virtual environment with a few pip packages, shared by the tests that
-/// cross-check NightscoutKit against a Python peer (py-nightscout, pyotp).
+/// cross-check Lookout against a Python peer (py-nightscout, pyotp, zeroconf).
 ///
 /// `prepareIfNeeded()` runs `python3 -m venv` in a new temporary directory and
 /// `pip install <packages>` (needs PyPI) once; `removeWorkDirectory()` deletes it (call it from
 /// the class `tearDown`). Without `python3`, or when the venv/pip step fails,
 /// `pythonOrSkip()` throws an `XCTSkip` with the reason, so the test is visibly skipped and never
 /// passes silently.
-final class PythonVenv: @unchecked Sendable {
+public final class PythonVenv: @unchecked Sendable {
     // @unchecked Sendable: `state` and `workDir` are only touched under `lock`.
 
     private enum State {
@@ -25,21 +25,21 @@ final class PythonVenv: @unchecked Sendable {
     }
 
     /// What the skip message calls the peer (e.g. `py-nightscout interop`).
-    let label: String
+    public let label: String
     /// The pip packages installed into the venv.
-    let packages: [String]
+    public let packages: [String]
     private let lock = NSLock()
     private var state = State.notStarted
     private var workDir: URL?
 
     /// A venv (not yet made) for `packages`.
-    init(label: String, packages: [String]) {
+    public init(label: String, packages: [String]) {
         self.label = label
         self.packages = packages
     }
 
     /// Creates the venv and installs the packages unless already done (or already failed).
-    func prepareIfNeeded() {
+    public func prepareIfNeeded() {
         lock.lock()
         defer { lock.unlock() }
         guard case .notStarted = state else { return }
@@ -51,7 +51,7 @@ final class PythonVenv: @unchecked Sendable {
     }
 
     /// The venv's python and the work directory, or an `XCTSkip` with the reason.
-    func pythonOrSkip() throws -> (URL, URL) {
+    public func pythonOrSkip() throws -> (URL, URL) {
         prepareIfNeeded()
         lock.lock()
         defer { lock.unlock() }
@@ -66,7 +66,7 @@ final class PythonVenv: @unchecked Sendable {
     }
 
     /// Deletes the work directory (venv included).
-    func removeWorkDirectory() {
+    public func removeWorkDirectory() {
         lock.lock()
         defer { lock.unlock() }
         if let workDir { try? FileManager.default.removeItem(at: workDir) }
@@ -106,7 +106,7 @@ final class PythonVenv: @unchecked Sendable {
     }
 
     /// The first executable `name` on `PATH`.
-    static func findOnPath(_ name: String) -> URL? {
+    public static func findOnPath(_ name: String) -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for dir in path.split(separator: ":") where !dir.isEmpty {
             let candidate = URL(fileURLWithPath: String(dir)).appendingPathComponent(name)
@@ -116,7 +116,7 @@ final class PythonVenv: @unchecked Sendable {
     }
 
     /// Runs `PythonProcess.run` on a separate thread (off the cooperative pool).
-    static func runOffPool(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+    public static func runOffPool(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
                            timeout: TimeInterval, threadName: String) async throws -> PythonProcess.Result {
         try await withCheckedThrowingContinuation { (cont: CheckedContinuation<PythonProcess.Result, any Error>) in
             let thread = Thread {
@@ -131,16 +131,16 @@ final class PythonVenv: @unchecked Sendable {
 }
 
 /// Runs a child process with piped output and a deadline.
-enum PythonProcess {
+public enum PythonProcess {
     /// A finished child.
-    struct Result: Sendable {
-        var status: Int32
-        var stdout: Data
-        var stderr: Data
-        var timedOut: Bool
-        var succeeded: Bool { status == 0 && !timedOut }
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: Data
+        public var stderr: Data
+        public var timedOut: Bool
+        public var succeeded: Bool { status == 0 && !timedOut }
         /// Exit status and the tail of stderr (URL credentials redacted), for skip/failure messages.
-        var summary: String {
+        public var summary: String {
             let text = String(decoding: stderr, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             let redacted = text.replacingOccurrences(of: #"://[^/\s@]+@"#, with: "://<redacted>@", options: .regularExpression)
             let tail = redacted.count > 800 ? "…" + redacted.suffix(800) : redacted
@@ -166,7 +166,7 @@ enum PythonProcess {
     /// Runs `executable` and blocks until it exits. Both pipes are read to the end (on two
     /// threads) before `waitUntilExit`, so a chatty child cannot block on a full pipe; after
     /// `timeout` seconds the child gets SIGKILL.
-    static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
                     timeout: TimeInterval) throws -> Result {
         let process = Process()
         process.executableURL = executable
