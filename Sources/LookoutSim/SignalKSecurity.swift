@@ -201,9 +201,11 @@ actor SignalKAuthority {
         return nil
     }
 
-    func check(headers: [String: String]) -> TokenCheck {
-        guard let t = Self.token(headers: headers) else { return .none }
-        return principal(token: t).map { .ok($0) } ?? .bad
+    func check(headers: [String: String]) -> TokenCheck { check(token: Self.token(headers: headers)) }
+
+    func check(token: String?) -> TokenCheck {
+        guard let token else { return .none }
+        return principal(token: token).map { .ok($0) } ?? .bad
     }
 }
 
@@ -244,6 +246,8 @@ enum SignalKSecurityRoutes {
             return .json(200, "Logout OK", headers: [("Set-Cookie", "JAUTHENTICATION=; Path=/; Max-Age=0")])
         }
 
+        // A WebSocket upgrade refused for a bad token (§3.2) reaches the HTTP routes.
+        if o.security, path == "/signalk/v1/stream" { return .text(401, "bad auth token") }
         let api = "/signalk/v1/api/"
         guard path.hasPrefix(api) else { return nil }
         var user: String?

@@ -56,10 +56,12 @@ import Logging
 /// - §4.1/§8 with security on, `/signalk/v1/api/…` needs a token (cookie `JAUTHENTICATION`, then
 ///   `Authorization: Bearer|JWT`, then `X-Authorization`): none → 401 `Unauthorized`, invalid/expired/
 ///   revoked → 401 `bad auth token`; PUT with a `readonly` token → 401 `{"error":"Permission Denied"}`.
+/// - §3.2 with security on, the WebSocket upgrade takes `?token=`, then the headers: a bad token →
+///   401 `bad auth token` (no upgrade); no token → the hello, then silence, and the socket's deltas
+///   are ignored; deltas from a `readonly` token are ignored too.
 ///
 /// Simplifications (what signalk-server does and this one does not):
-/// - security is REST only: the WebSocket upgrade never checks tokens (no 401 at upgrade, no
-///   hello-then-silence), no WebSocket access requests or login, no `readOnlyAccess`, no ACLs, no
+/// - no WebSocket access requests or login, no periodic token re-check, no `readOnlyAccess`, no ACLs, no
 ///   `allowDeviceAccessRequests`, no `/skServer/loginStatus` or admin HTTP routes (approval is a
 ///   method), no 302 for non-JSON logins, no 429/per-IP limits, no sliding-session refresh, the
 ///   bad-token cookie is not cleared; users are always `admin`;
@@ -71,8 +73,7 @@ import Logging
 ///   delivered), no `serverevents`/`events`, no `log` path, no backpressure, no staleness;
 /// - the context-as-radius subscription object matches nothing; root (empty-path) values are
 ///   cached flattened (`name`, `mmsi`, …), so a subscription to the path `""` itself matches nothing;
-/// - client `updates` are accepted from anyone (even with security on) under `$source` `ws.<n>` when
-///   they carry no source;
+/// - client `updates` (from sockets that may write) get `$source` `ws.<n>` when they carry no source;
 /// - `period` windows and `minPeriod` are measured with the injected clock and flushed on `tick()`
 ///   (and every 50 ms of wall time when ticking automatically), not by wall-clock timers;
 /// - the unsubscribe error echoes the message with sorted keys (JSON.stringify keeps input order);
@@ -188,7 +189,7 @@ public final class SignalKSimulator: Sendable {
     /// The first update is published before this returns, so the cache is never empty.
     public func start() async throws -> URL {
         let (portStream, portCont) = AsyncStream<Int>.makeStream()
-        let hub = self.hub
+        let hub = self.hub, authority = self.authority, security = options.security
         let clock = options.clock
         var logger = Logger(label: "LookoutSim.SignalK")
         logger.logLevel = .critical
@@ -202,8 +203,19 @@ public final class SignalKSimulator: Sendable {
                 let q = SimRequest.parseQuery(query)
                 let subscribe = q.first { $0.0 == "subscribe" }?.1
                 let sendCached = q.first { $0.0 == "sendCachedValues" }?.1 != "false"
-                return .upgrade([:]) { inbound, outbound, _ in
-                    let conn = await hub.open(subscribe: subscribe, sendCachedValues: sendCached, now: clock())
+                var access = SKAccess.open
+                if security {
+                    // §3.2: `?token=` first, then the headers; a bad token fails the upgrade with 401.
+                    var headers: [String: String] = [:]
+                    for f in request.headerFields { headers[f.name.canonicalName.lowercased()] = f.value }
+                    switch await authority.check(token: q.first { $0.0 == "token" }?.1 ?? SignalKAuthority.token(headers: headers)) {
+                    case .none: access = .anonymous
+                    case .bad: return .dontUpgrade
+                    case .ok(let p): access = .granted(permission: p.permission)
+                    }
+                }
+                return .upgrade([:]) { [access] inbound, outbound, _ in
+                    let conn = await hub.open(subscribe: subscribe, sendCachedValues: sendCached, access: access, now: clock())
                     await withTaskGroup(of: Void.self) { group in
                         group.addTask {
                             do {

@@ -52,10 +52,31 @@ struct SKSubscription: Sendable {
     }
 }
 
+/// What a socket may do, decided at the upgrade (§3.2, §8).
+enum SKAccess: Sendable, Equatable {
+    /// Security off: everything.
+    case open
+    /// Security on, a valid token with this permission (`readonly`, `readwrite`, `admin`).
+    case granted(permission: String)
+    /// Security on, no token: the hello, then no data; client deltas are ignored.
+    case anonymous
+
+    var mayRead: Bool { self != .anonymous }
+    /// Client deltas need `readwrite` or `admin` when security is on (§8).
+    var mayWrite: Bool {
+        switch self {
+        case .open: return true
+        case .granted(let p): return p == "readwrite" || p == "admin"
+        case .anonymous: return false
+        }
+    }
+}
+
 /// Per-connection state.
 struct SKConnState: Sendable {
     let conn: SKConnection
     var implicit: SKImplicit
+    var access: SKAccess = .open
     var subs: [SKSubscription] = []
 }
 
@@ -91,10 +112,11 @@ actor SignalKHub {
     }
 
     /// Registers a socket: hello, then the cached values the `subscribe` mode asks for (§3.3, §3.6).
-    func open(subscribe: String?, sendCachedValues: Bool, now: Date) -> SKConnection {
+    /// An `anonymous` socket gets the hello and nothing else.
+    func open(subscribe: String?, sendCachedValues: Bool, access: SKAccess = .open, now: Date) -> SKConnection {
         nextID += 1
         let conn = SKConnection(id: nextID)
-        let implicit: SKImplicit
+        var implicit: SKImplicit
         var replay = sendCachedValues
         switch subscribe {
         case nil, "self": implicit = .selfOnly
@@ -102,12 +124,13 @@ actor SignalKHub {
         case "all": implicit = .all
         default: implicit = .all; replay = false
         }
+        if !access.mayRead { (implicit, replay) = (.none, false) }
         conn.send(hello(now: now))
         if replay {
             let selfCtx = store.selfContext
             for v in store.cached(where: { implicit == .all || $0.context == selfCtx }) { conn.send(v.singleDelta) }
         }
-        conns[conn.id] = SKConnState(conn: conn, implicit: implicit)
+        conns[conn.id] = SKConnState(conn: conn, implicit: implicit, access: access)
         return conn
     }
 
@@ -181,10 +204,10 @@ actor SignalKHub {
     /// Handles one text frame from a client (§3.7, §3.8). Invalid JSON is ignored.
     func receive(_ text: String, from id: Int, now: Date) {
         guard let st = conns[id], let msg = try? JSONValue.parse(text), let obj = msg.objectValue else { return }
-        if obj["updates"] != nil {
+        if obj["updates"] != nil, st.access.mayWrite {
             publish(msg, now: now, providerID: "ws.\(id)")
         }
-        if let rows = obj["subscribe"]?.arrayValue {
+        if let rows = obj["subscribe"]?.arrayValue, st.access.mayRead {
             subscribe(rows: rows, context: obj["context"], state: st, now: now)
         }
         if obj["unsubscribe"] != nil {

@@ -280,6 +280,13 @@ public actor SignalKStream {
         return true
     }
 
+    /// Publishes a delta on the current connection (§4.4: the server needs write permission —
+    /// security off, or a `readwrite`/`admin` token — and silently ignores it otherwise); `false`
+    /// when not connected. Nothing is queued across reconnects: a value published while the
+    /// stream is down is the caller's to send again.
+    @discardableResult
+    public func publish(_ delta: SKDelta) -> Bool { send(delta.jsonValue.jsonString) }
+
     private func resendAll() {
         guard let outbox, helloOnSocket else { return }
         outbox.yield(SKUnsubscribeAllMessage().jsonString)

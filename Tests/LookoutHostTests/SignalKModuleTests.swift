@@ -39,6 +39,20 @@ actor SignalKModuleSim {
     }
 }
 
+/// A second simulator, with security on, for token errors (never stopped either).
+actor SignalKSecureModuleSim {
+    static let shared = SignalKSecureModuleSim()
+    private var url: URL?
+
+    func base() async throws -> URL {
+        if let url { return url }
+        let sim = try SignalKSimulator(options: .init(rate: 10, seed: 6, autoTick: false, security: true))
+        let started = try await sim.start()
+        url = started
+        return started
+    }
+}
+
 /// `simctl.publish(path, value)` (waits until the simulator queued the delta on every socket) and
 /// `simctl.loops(boat)` (open `deltas` loops of a boat).
 struct SignalKSimControlModule: LuaModule {
@@ -228,6 +242,58 @@ final class SignalKModuleTests: XCTestCase {
         XCTAssertEqual(lines.count, 7)
         XCTAssertTrue(lines[5].hasPrefix("false\tbad argument #1 to 'signalk.boat:subscribe' (rows[1].path: expected a string)"), lines[5])
         XCTAssertTrue(lines[6].contains("policy: expected \"instant\" or \"fixed\""), lines[6])
+    }
+
+    func testSendDeltaAndUnsubscribe() async throws {
+        let lines = try await run("""
+            simctl.publish("environment.sendtest2.ready", 1)
+            local watcher <close> = assert(signalk.connect "quiet")
+            local it = watcher:deltas()
+            assert(watcher:subscribe { "environment.sendtest.*" })
+            local sender <close> = assert(signalk.connect "quiet")
+            print(sender:send_delta { path = "environment.sendtest.bg", value = 5.4, source = "lookout.test" })
+            local d = it()
+            print(d.path, d.value, d.source)
+            print(sender:send_delta { values = { ["environment.sendtest.b"] = 2, ["environment.sendtest.a"] = "x" },
+                                      timestamp = 1714557600000 })
+            local a, b = it(), it()
+            print(a.path, a.value, b.path, b.value, a.timestamp)
+            print(watcher:unsubscribe())
+            assert(watcher:subscribe { "environment.sendtest2.*" })
+            print(it().path)  -- the cached value: the server has dropped the old rows by now
+            sender:send_delta { values = { { path = "environment.sendtest.late", value = 1 },
+                                           { path = "environment.sendtest2.go", value = 2 } } }
+            print(it().path)
+            print(pcall(sender.send_delta, sender, { path = "environment.x" }))
+            print(pcall(sender.send_delta, sender, { path = "environment.x", value = 1, colour = "red" }))
+            print(pcall(sender.send_delta, sender, { values = 3 }))
+            print(pcall(sender.send_delta, sender, { path = "environment.x", value = 1, timestamp = 1714557600 }))
+            print(pcall(watcher.unsubscribe, watcher, 42))
+            """)
+        XCTAssertEqual(lines.count, 12, "\(lines)")
+        XCTAssertEqual(Array(lines.prefix(6)), [
+            "true",
+            "environment.sendtest.bg\t5.4\tlookout.test",
+            "true",
+            "environment.sendtest.a\tx\tenvironment.sendtest.b\t2\t2024-05-01T10:00:00.000Z",
+            "true",
+            "environment.sendtest2.ready",
+        ])
+        XCTAssertEqual(lines[6], "environment.sendtest2.go")
+        XCTAssertTrue(lines[7].contains("opts.value: required (json.null clears a value)"), lines[7])
+        XCTAssertTrue(lines[8].contains("unknown option 'colour'"), lines[8])
+        XCTAssertTrue(lines[9].contains("opts.values: expected a list of {path, value} or a table of path = value"), lines[9])
+        XCTAssertTrue(lines[10].contains("looks like seconds"), lines[10])
+        XCTAssertTrue(lines[11].contains("paths: expected a path, a list of paths, or nothing for all, got number"), lines[11])
+    }
+
+    func testABadTokenIsAnAuthError() async throws {
+        let secure = try await SignalKSecureModuleSim.shared.base()
+        let lines = try await run("""
+            local boat, err = signalk.connect { url = "\(secure.absoluteString)", token_env = "SK_TOKEN", timeout = 10 }
+            print(boat, err.code, err.status, err.message)
+            """)
+        XCTAssertEqual(lines, ["nil\tauth\t401\tnot authorised (HTTP 401): bad auth token"])
     }
 
     func testCloseAndToBeClosed() async throws {

@@ -311,7 +311,7 @@ final class SignalKSimulatorTests: XCTestCase {
 
         // minPeriod: instant, values within 300 ms of the last send are dropped.
         ws.send(["context": "vessels.self", "subscribe": [["path": "navigation.headingTrue", "policy": "instant", "minPeriod": 300]]])
-        let headingReplay = try await unwrap(await ws.nextJSON())  // the subscription is registered
+        let headingReplay = try unwrap(await ws.nextJSON())  // the subscription is registered
         XCTAssertEqual(single(headingReplay)?.0, "navigation.headingTrue")
         await run(r, ticks: 30, dt: 0.1)
         let headings = await drain(ws, r)
@@ -334,7 +334,7 @@ final class SignalKSimulatorTests: XCTestCase {
         _ = await drain(ws, r)
         // After it the implicit stream is gone: ticks yield only what new subscriptions ask for.
         ws.send(["context": "vessels.self", "subscribe": [["path": "environment.depth.belowTransducer"]]])
-        let replay = try await unwrap(await ws.nextJSON())  // the subscription is registered
+        let replay = try unwrap(await ws.nextJSON())  // the subscription is registered
         XCTAssertEqual(single(replay)?.0, "environment.depth.belowTransducer")
         await run(r, ticks: 2)
         let after = await drain(ws, r)

@@ -24,7 +24,7 @@ struct SignalKModule: LuaModule {
     }
 
     func push(into engine: LuaEngine, stack: LuaStack) throws {
-        engine.register(type: SignalKLuaBoat.type, methods: SignalKLuaBoat.methods)
+        engine.register(type: SignalKLuaBoat.type, methods: SignalKLuaBoat.methods.merging(SignalKLuaBoat.publishMethods) { a, _ in a })
         try SignalKLuaBoat.installStreamMethods(engine: engine, stack: stack)
         let config = self.config, environment = self.environment
         engine.pushLibrary([
@@ -156,6 +156,13 @@ struct SignalKModule: LuaModule {
         case .failed(let code, let message):
             await stream.close()
             pump.cancel()
+            // The WebSocket client cannot see the upgrade's status: ask REST whether the token is
+            // the reason (signalk-server answers 401 at the upgrade and on REST alike, §3.2).
+            if code == "network", token != nil {
+                do { _ = try await rest.get("self") } catch let e as SignalKClientError {
+                    if case .unauthorized = e { throw LuaErrorInfo.signalk(e) }
+                } catch {}
+            }
             throw LuaErrorInfo(code: code, message: message, retryable: code != "cancelled", service: "signalk")
         }
     }

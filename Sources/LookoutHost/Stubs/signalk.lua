@@ -145,6 +145,43 @@ function Boat:get(path) end
 ---@return true
 function Boat:subscribe(rows) end
 
+--- Removes subscriptions: all of them (no argument or "*"), or the rows for these paths.
+--- Context: task only (waits until the stream has taken it).
+--- Notes: signalk-server only accepts "unsubscribe everything", so the stream sends that and
+--- subscribes the remaining rows again; values they replay are not delivered twice. Unsubscribing
+--- everything also ends a `subscribe = "self"|"all"` stream.
+--- ```lua
+--- boat:unsubscribe "navigation.*"
+--- boat:unsubscribe { "navigation.position", context = "vessels.*" }
+--- boat:unsubscribe()
+--- ```
+---@param paths? string|string[]|{context?: string}
+---@return true
+function Boat:unsubscribe(paths) end
+
+---@class signalk.send_delta_options
+---@field path? string one value's path (with `value`)
+---@field value? any its value (`json.null` clears it)
+---@field values? {path: string, value: any}[]|table<string, any> several values: a list, or path = value
+---@field context? string default the own vessel
+---@field source? string the `$source` to publish under (default: the server names the connection)
+---@field timestamp? number|string epoch milliseconds or ISO-8601 (default now)
+
+--- Publishes values as a delta on the stream, as a data provider does.
+--- Context: task only.
+--- Notes: the server takes it only from a connection that may write: security off, or a
+--- `readwrite`/`admin` token; it ignores it silently otherwise (read it back with `get` when it
+--- matters). Returns `nil, err` (`err.code == "network"`) when the stream is not connected; nothing
+--- is queued for later. Custom paths should live under a prefix of their own.
+--- ```lua
+--- boat:send_delta { path = "environment.lookout.bg", value = 5.4, source = "lookout.nightscout" }
+--- boat:send_delta { values = { ["environment.lookout.bg"] = 5.4, ["environment.lookout.trend"] = "Flat" } }
+--- ```
+---@param opts signalk.send_delta_options
+---@return true|nil ok
+---@return table|nil err
+function Boat:send_delta(opts) end
+
 ---@class signalk.Delta
 ---@field context string the absolute context, e.g. "vessels.urn:mrn:imo:mmsi:230099999"
 ---@field path string relative to the context
