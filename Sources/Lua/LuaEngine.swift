@@ -94,6 +94,9 @@ public final class LuaEngine {
         budget.deallocate()
     }
 
+    /// Wall-clock time as the script sees it (``LuaOptions/clock``).
+    public var clock: LuaClock { options.clock }
+
     /// Bytes the state uses now, and at most so far.
     public var memory: (used: Int, peak: Int) { (budget.pointee.used, budget.pointee.peak) }
 

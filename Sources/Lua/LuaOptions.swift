@@ -16,6 +16,8 @@ public struct LuaOptions: Sendable {
     public var arguments: [String] = []
     /// Sets the conveniences `json`, `timer`, `sleep`, `task`, `log` as globals.
     public var conveniences = true
+    /// Wall-clock time for scripts and modules (virtual under a test runner).
+    public var clock: LuaClock = .system
     /// Keeps host frames in tracebacks.
     public var verbose = false
     /// Receives what `print` writes (one call per line printed, without the newline).
