@@ -5,9 +5,11 @@ import Lua
 /// `script`) that the `Lua` layer provides.
 public enum HostModules {
     /// The modules for a script, configured from the host config.
-    /// - Parameter confirmation: asks at the terminal before a live Loop remote command (the REPL).
+    /// - Parameters:
+    ///   - confirmation: asks at the terminal before a live Loop remote command (the REPL).
+    ///   - sideEffects: `.record(log)` makes modules that reach outside record instead of send.
     public static func all(config: HostConfig, paths: LookoutPaths, logger: Logger,
-                           confirmation: RemoteConfirmation? = nil) -> [any LuaModule] {
+                           confirmation: RemoteConfirmation? = nil, sideEffects: SideEffects = .live) -> [any LuaModule] {
         [
             LogModule(logger: logger),
             ConfigModule(config: config),
