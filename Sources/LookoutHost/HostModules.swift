@@ -18,6 +18,7 @@ public enum HostModules {
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
             SignalKModule(config: config, paths: paths),
+            ChartModule(paths: paths),
         ]
     }
 }

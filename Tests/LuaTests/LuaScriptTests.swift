@@ -31,7 +31,7 @@ final class LuaScriptTests: XCTestCase {
         let transcript = Transcript()
         let runtime = LuaRuntime(options: testOptions(transcript, name: file, configure: configure))
         try await runtime.start()
-        let drive = try await runtime.withEngine { engine in
+        let drive = await runtime.withEngine { engine in
             engine.spawnChunk(source: Array(driver.utf8), chunkName: "=driver", label: "driver", arguments: [.text(source)])
         }
         XCTAssertNil(drive)
