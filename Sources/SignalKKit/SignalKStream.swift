@@ -351,11 +351,7 @@ public actor SignalKStream {
                             try await outbound.write(.text(text))
                         }
                     }
-                    group.addTask {
-                        for try await message in inbound.messages(maxSize: maxFrame) {
-                            if case .text(let text) = message { await self.handle(text, socket: id) }
-                        }
-                    }
+                    group.addTask { try await self.read(inbound.messages(maxSize: maxFrame), socket: id) }
                     _ = try await group.next()
                     group.cancelAll()
                 }
@@ -370,6 +366,14 @@ public actor SignalKStream {
         }
         cont.finish()
         return gotHello
+    }
+
+    /// Reads a socket's frames on the actor: frames that are already buffered are handled
+    /// without a hop per frame.
+    private func read(_ messages: WebSocketInboundMessageStream, socket id: Int) async throws {
+        for try await message in messages {
+            if case .text(let text) = message { await handle(text, socket: id) }
+        }
     }
 
     private func handle(_ text: String, socket id: Int) async {
