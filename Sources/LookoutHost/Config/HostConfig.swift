@@ -202,13 +202,18 @@ public struct HostConfig: Sendable {
     /// in `/X` (so `"alerts.lua"` matches `Scripts/alerts.lua`); the longest matching key wins.
     /// Without a match: untrusted.
     public func scriptSettings(file: String) -> ScriptSettings {
-        guard let scripts = table["scripts"]?.tableValue else { return ScriptSettings() }
+        guard let best = scriptEntry(file: file) else { return ScriptSettings() }
+        let trusted = best.value.tableValue?["trusted"]?.boolValue ?? false
+        return ScriptSettings(trusted: trusted, line: best.line)
+    }
+
+    /// The `[scripts."X"]` entry for a script file (see ``scriptSettings(file:)``).
+    public func scriptEntry(file: String) -> TOMLTable.Entry? {
+        guard let scripts = table["scripts"]?.tableValue else { return nil }
         let matches = scripts.entries.filter { entry in
             !entry.key.isEmpty && (file == entry.key || file.hasSuffix("/" + entry.key))
         }
-        guard let best = matches.max(by: { $0.key.count < $1.key.count }) else { return ScriptSettings() }
-        let trusted = best.value.tableValue?["trusted"]?.boolValue ?? false
-        return ScriptSettings(trusted: trusted, line: best.line)
+        return matches.max(by: { $0.key.count < $1.key.count })
     }
 
     // MARK: What scripts may see

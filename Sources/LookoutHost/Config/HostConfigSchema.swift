@@ -38,7 +38,8 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "level", validate: checkLogLevel)
             ]),
             "scripts": .named([
-                HostConfigKeySpec(name: "trusted", validate: checkBoolean)
+                HostConfigKeySpec(name: "trusted", validate: checkBoolean),
+                HostConfigKeySpec(name: "settings", validate: { $0.tableValue == nil ? "expected a table of the script's settings" : nil }),
             ]),
         ]
         for service in services { sections[service] = .profiles }

@@ -22,9 +22,50 @@ struct ConfigModule: LuaModule {
                 call.stack.push(.array(config.profiles(service: service).map(LuaValue.text)))
                 return .values(1)
             },
+            "settings": { call in
+                let defaults = try call.options(1, name: "defaults")
+                return call.returning(.object(try Self.settings(defaults, config: config, script: call.engine.options.name, call: call)))
+            },
         ], prefix: "config.", on: stack)
         stack.push(config.filePath ?? config.fileName)
         stack.setField("file", in: -2)
+    }
+}
+
+extension ConfigModule {
+    /// `defaults` overlaid with `[scripts."NAME".settings]`: every configured key must be one of
+    /// the defaults' keys and of the same kind (number, string, boolean, list or table).
+    static func settings(_ defaults: [String: LuaValue], config: HostConfig, script: String, call: LuaCall) throws(LuaRaise)
+        -> [String: LuaValue]
+    {
+        guard let entry = config.scriptEntry(file: script), let table = entry.value.tableValue?["settings"]?.tableValue else {
+            return defaults
+        }
+        var merged = defaults
+        let base = "scripts.\(ConfigWording.quotedKey(entry.key)).settings"
+        for item in table.entries {
+            let value = LuaValue(toml: item.value)
+            let at = "\(config.fileName): \(base).\(item.key)"
+            guard let fallback = defaults[item.key] else {
+                throw LuaRaise("\(at): unknown setting (this script knows: \(defaults.keys.sorted().joined(separator: ", ")))")
+            }
+            guard kind(of: value) == kind(of: fallback) else {
+                throw LuaRaise("\(at): expected a \(kind(of: fallback)), got a \(kind(of: value))")
+            }
+            merged[item.key] = value
+        }
+        return merged
+    }
+
+    private static func kind(of value: LuaValue) -> String {
+        switch value {
+        case .int, .double: return "number"
+        case .string: return "string"
+        case .bool: return "boolean"
+        case .array: return "list"
+        case .object: return "table"
+        default: return value.typeName
+        }
     }
 }
 

@@ -20,4 +20,17 @@ function config.get(path) end
 ---@return string[] names
 function config.profiles(service) end
 
+--- The script's settings: `defaults` overlaid with `[scripts."NAME.lua".settings]` from the
+--- config file, so a ready-made script is tuned without editing it.
+--- Context: anywhere.
+--- Notes: raises when the config names a setting the defaults do not have, or gives a value of
+--- another kind (a string where the default is a number), naming the config line's key.
+--- ```lua
+--- -- config.toml: [scripts."low-alert.lua".settings]  low = 65
+--- local settings = config.settings { low = 70, urgent_low = 55, site = "home" }
+--- ```
+---@param defaults table<string, any>
+---@return table<string, any> settings
+function config.settings(defaults) end
+
 return config
