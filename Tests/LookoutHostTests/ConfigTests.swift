@@ -198,7 +198,7 @@ final class ConfigTests: XCTestCase {
         let script = configError("[scripts.\"a.lua\"]\ntrustd = true")
         XCTAssertEqual(
             script?.description,
-            "config.toml:2:1: scripts.\"a.lua\".trustd: unknown key trustd in [scripts.\"a.lua\"]; did you mean trusted? Known: trusted"
+            "config.toml:2:1: scripts.\"a.lua\".trustd: unknown key trustd in [scripts.\"a.lua\"]; did you mean trusted? Known: settings, trusted"
         )
     }
 
