@@ -21,7 +21,9 @@ public struct LookoutLogHandler: LogHandler {
     public func log(event: LogEvent) {
         let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let who = all["script"].map { "\($0)" } ?? label
-        let time = Date().formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits).second(.twoDigits))
+        // 24-hour local time whatever the locale (the date style's hour follows the locale's 12/24 h).
+        let c = Calendar.current.dateComponents([.hour, .minute, .second], from: Date())
+        let time = String(format: "%02d:%02d:%02d", c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
         let level = event.level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
         FileHandle.standardError.write(Data("\(time) \(level) \(who): \(event.message)\n".utf8))
     }
