@@ -1,18 +1,24 @@
 import Foundation
 
 /// Options shared by the terminal and SVG renderings, and the scales they derive.
-struct ChartOptions: Sendable {
-    /// Target range shaded on the chart (e.g. 70…180 mg/dL), if any.
-    var low: Double?
-    var high: Double?
-    /// Fixed value axis; by default the data and the target range, padded.
-    var minimum: Double?
-    var maximum: Double?
-    var title: String?
+public struct ChartOptions: Sendable {
+    /// Target range shaded on the chart (e.g. 70…180 mg/dL), if any: its lower edge …
+    public var low: Double?
+    /// … and its upper edge.
+    public var high: Double?
+    /// Fixed bottom of the value axis; by default the data and the target range, padded.
+    public var minimum: Double?
+    /// Fixed top of the value axis.
+    public var maximum: Double?
+    /// A title line.
+    public var title: String?
     /// Unit label on the value axis (`mg/dL`, `mmol/L`, `kn`).
-    var unit: String?
+    public var unit: String?
     /// Time zone of the time labels.
-    var timeZone: TimeZone = .current
+    public var timeZone: TimeZone = .current
+
+    /// Default options: no range, automatic axis.
+    public init() {}
 }
 
 /// Maps times and values to a drawing area.

@@ -2,16 +2,29 @@ import Foundation
 import Lua
 
 /// The points of a chart, in time order: what `chart.plot`/`chart.svg` take from a script.
-struct ChartSeries: Sendable, Equatable {
+public struct ChartSeries: Sendable, Equatable {
     /// One point: epoch milliseconds (or the index when the series has no times) and a value.
-    struct Point: Sendable, Equatable {
-        var time: Double
-        var value: Double
+    public struct Point: Sendable, Equatable {
+        public var time: Double
+        public var value: Double
+
+        /// A point at `time` (epoch ms, or an index).
+        public init(time: Double, value: Double) {
+            self.time = time
+            self.value = value
+        }
     }
 
-    var points: [Point]
+    /// The points in time order.
+    public var points: [Point]
     /// Whether `time` is epoch milliseconds (else a plain index).
-    var hasTimes: Bool
+    public var hasTimes: Bool
+
+    /// A series of points (sorted by time here).
+    public init(points: [Point], hasTimes: Bool) {
+        self.points = points.sorted { $0.time < $1.time }
+        self.hasTimes = hasTimes
+    }
 
     /// Reads a list of numbers, of `{t, v}` pairs, of tables with `date`/`time`/`t` and
     /// `sgv`/`value`/`v` (Nightscout entries as they come), or of `{time, value}` arrays.

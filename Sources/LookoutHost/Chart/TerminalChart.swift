@@ -3,12 +3,22 @@
 ///
 /// Without colour the target range's edges are dotted lines; with colour (ANSI) the range is a
 /// green band and points below it red, above it yellow.
-struct TerminalChart: Sendable {
-    var width = 60
-    var height = 12
-    var color = false
+public struct TerminalChart: Sendable {
+    /// Columns of the plot area.
+    public var width = 60
+    /// Rows of the plot area.
+    public var height = 12
+    /// ANSI colours: a green target band, red below, yellow above.
+    public var color = false
 
-    func render(_ series: ChartSeries, options: ChartOptions) -> String {
+    /// A chart of this size.
+    public init(width: Int = 60, height: Int = 12) {
+        self.width = width
+        self.height = height
+    }
+
+    /// The chart as lines of text.
+    public func render(_ series: ChartSeries, options: ChartOptions) -> String {
         var lines: [String] = []
         if let title = options.title { lines.append(title) }
         guard !series.points.isEmpty else {

@@ -307,18 +307,3 @@ public struct StateStoreError: Error, CustomStringConvertible, Sendable, LuaErro
     }
 }
 
-/// A value guarded by a lock, shareable between threads.
-final class Locked<Value>: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only touched inside `lock` (NSLock; Mutex needs macOS 15).
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    /// Runs `body` with exclusive access to the value.
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
