@@ -157,6 +157,24 @@ final class NightscoutRemote2Tests: XCTestCase {
         XCTAssertEqual(phases, [.attempted, .sent, .confirmed], "the outcome is audited once, by whichever script sees it")
     }
 
+    func testDeclinedAtTheTerminalStoresNothing() async throws {
+        let (sim, url) = try await Remote2LuaSims.shared.start("manual")
+        let before = await sim.storedRemoteCommands().count
+        let (confirmation, asked) = decliningConfirmation()
+        let store = try StateStore()
+        let lines = try await runRemoteScript("""
+            local _, err = loop:remote_command("closed_loop", true)
+            print(err.code, err.message)
+            """, url: url, otpURL: sim.options.loop.otpURL, settings: live + "\ntoggles = [\"closed_loop\"]", store: store,
+            confirmation: confirmation)
+        XCTAssertEqual(lines, ["declined\tnot sent: declined at the terminal"])
+        XCTAssertEqual(asked.withLock { $0 }, ["Send closed loop on to loop (\(url.absoluteString))?"])
+        let after = await sim.storedRemoteCommands().count
+        XCTAssertEqual(after, before)
+        let phases = try await store.auditEntries().map(\.phase)
+        XCTAssertEqual(phases, [.attempted, .failed])
+    }
+
     func testBadArgumentsRaiseNamingTheProblem() async throws {
         let lines = try await run("""
             for _, f in ipairs {

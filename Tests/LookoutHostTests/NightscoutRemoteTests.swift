@@ -102,12 +102,7 @@ final class NightscoutRemoteTests: XCTestCase {
 
     func testLiveCommandDeclinedAtTheTerminalIsNotSent() async throws {
         let before = await sim.receivedLoopNotifications().count
-        let confirmation = RemoteConfirmation()
-        let asked = Locked<[String]>([])
-        confirmation.install { question in
-            asked.withLock { $0.append(question) }
-            return false
-        }
+        let (confirmation, asked) = decliningConfirmation()
         let store = try StateStore()
         let lines = try await run("""
             local _, err = loop:bolus(1)

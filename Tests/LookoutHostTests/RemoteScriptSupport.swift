@@ -28,6 +28,17 @@ func runRemoteScript(_ source: String, url: URL, otpURL: String, settings: Strin
     return transcript.lines
 }
 
+/// A terminal question that answers no, and the questions it was asked.
+func decliningConfirmation() -> (RemoteConfirmation, Locked<[String]>) {
+    let confirmation = RemoteConfirmation()
+    let asked = Locked<[String]>([])
+    confirmation.install { question in
+        asked.withLock { $0.append(question) }
+        return false
+    }
+    return (confirmation, asked)
+}
+
 /// Lua for the adversarial scripts: runs every function of `tricks` in its own task, five
 /// rounds at once, and prints each result state (or `refused:<reason>`) with its count, sorted.
 let adversarialRoundsLua = """

@@ -456,8 +456,9 @@ function Client:override(name, opts) end
 ---@return table|nil err
 function Client:cancel_override(opts) end
 
---- Closed-loop on/off: Loop cannot receive it through Nightscout (only the unreleased Remote
---- 2.0 has it), so this always returns `nil, err` with `err.code == "unsupported"`.
+--- Closed-loop on/off: Loop cannot receive it through Nightscout's Remote 1.0 path, so this
+--- always returns `nil, err` with `err.code == "unsupported"`; on a site with Remote 2.0 use
+--- `home:remote_command("closed_loop", on)`.
 --- Context: anywhere.
 ---@param on boolean
 ---@return nil
