@@ -244,6 +244,26 @@ final class NightscoutRemote2Tests: XCTestCase {
         XCTAssertEqual(phases, [.attempted, .sent, .confirmed, .attempted, .sent])
     }
 
+    func testTheHourlyBudgetCountsRemote1And2Together() async throws {
+        let store = try StateStore()
+        let lines = try await run("""
+            print(assert(loop:bolus(2, { wait = false })).state)
+            local _, err = loop:remote_command("bolus", 1.5)
+            print(err.reason, err.message)
+            print(assert(loop:remote_command("bolus", 1)).state)
+            local _, err2 = loop:bolus(0.5, { wait = false })
+            print(err2.reason)
+            """, settings: "remote = \"live\"\nmax_bolus = 2\nmax_bolus_per_hour = 3", store: store)
+        XCTAssertEqual(lines, [
+            "sent",
+            "exceedsHourlyTotal\t1.5 more would make 3.5 in the last hour (already 2, limit 3)",
+            "pending",
+            "exceedsHourlyTotal",
+        ])
+        let refusals = try await store.auditEntries().filter { $0.phase == .refused }.count
+        XCTAssertEqual(refusals, 2)
+    }
+
     func testMinimumIntervalAndDuplicatesHoldAcrossBothPaths() async throws {
         let store = try StateStore()
         let lines = try await run("""
