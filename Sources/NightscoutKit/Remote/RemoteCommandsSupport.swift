@@ -17,9 +17,9 @@ public enum RemoteCommandsError: Error, Sendable, Equatable, CustomStringConvert
     }
 }
 
-/// Whether a site serves Remote 2.0, decided once per client: a 404 from
-/// `/api/v2/remotecommands` means no; any other answer of the probe, or a stored command, means
-/// yes. A network failure or a 401 decides nothing (the next call asks again).
+/// Whether a site serves Remote 2.0, decided once per client: a 404 from a collection request
+/// to `/api/v2/remotecommands` (probe, list, send, delete) means no; a 2xx answer means yes. A
+/// network failure, a 401 or another error decides nothing (the next call asks again).
 actor RemoteCommandsSupport {
     private(set) var decided: Bool?
 
