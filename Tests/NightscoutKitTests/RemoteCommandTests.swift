@@ -284,6 +284,31 @@ final class RemoteCommandTests: XCTestCase {
         XCTAssertTrue(yes)
     }
 
+    func testServerFailuresAreClearAndDecideNothing() async throws {
+        let h = Remote2SimHarness.shared
+        let (sim, _) = try await h.running("main")
+        let client = try await h.client("main")
+        let created = h.freshPeriod()
+        await sim.inject(.status(500), count: 1, pathPrefix: "/api/v2/remotecommands")
+        do {
+            _ = try await client.sendRemoteCommand(RemoteCommand(createdDate: created, action: .closedLoop(active: true)))
+            XCTFail("a 500 must throw")
+        } catch let error as NightscoutError {
+            XCTAssertEqual(error.status, 500)
+        }
+        await sim.inject(.truncated, count: 1, pathPrefix: "/api/v2/remotecommands")
+        do {
+            _ = try await client.fetchRemoteCommands(since: created)
+            XCTFail("a truncated body must throw")
+        } catch {
+            XCTAssertNotEqual(error as? RemoteCommandsError, .notSupported, "\(error)")
+        }
+        let supported = try await client.supportsRemoteCommands()
+        XCTAssertTrue(supported, "failures are not taken for a missing endpoint")
+        let stored = try await client.fetchRemoteCommands(since: created)
+        XCTAssertEqual(stored.count, 0, "the refused command was not stored")
+    }
+
     func testWaitStopsAtTheTimeoutWithTheLastState() async throws {
         let h = Remote2SimHarness.shared
         let client = try await h.client("main")
