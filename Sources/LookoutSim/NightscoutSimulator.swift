@@ -25,6 +25,9 @@ import Logging
 ///   `ddata`, `summary`; status `authorized` is filled for `?token=` only; `.html`/`.js`/`.svg`/`.png` status forms;
 /// - v1 bodies: JSON only (urlencoded accepted only by `notifications/loop`);
 /// - `$in`/`$nin` in v1 `find` take a comma-separated list (not qs array syntax);
+/// - Remote 2.0 (`/api/v2/remotecommands`, `NightscoutRemoteCommands.swift`) follows the client
+///   contract (no released server has it); its commands live in memory only, and a simulated
+///   receiving app (`RemoteApp`) moves them to `Success`/`Error`;
 /// - Loop pushes are recorded (`receivedLoopNotifications()`), never sent; Nightscout only
 ///   forwards OTPs, a simulated Loop app (`LoopApp.swift`, `loopAppEvents()`) checks them and
 ///   uploads what Loop would;
@@ -89,6 +92,13 @@ public final class NightscoutSimulator: Sendable {
             public var pushDeliveryDelay: TimeInterval
             /// Override presets the Loop app knows (nil: any name).
             public var overridePresets: [String]?
+            /// Whether `/api/v2/remotecommands` (Remote 2.0, spec §5.3) is served at start
+            /// (default true; `setRemoteCommandsEnabled` changes it at run time).
+            public var remoteCommands: Bool
+            /// The pump's maximum bolus in U: the Remote 2.0 app refuses larger boluses.
+            public var pumpMaxBolus: Double
+            /// Seconds after `createdDate` the Remote 2.0 app still accepts a command's OTP.
+            public var remoteCommandMaxAge: TimeInterval
             /// The default `otpSecret` (32 Base32 characters, like Loop's).
             public static let defaultOTPSecret = "LOOKOUTSIMULATEDLOOPOTPSECRET234"
             /// The `otpauth://` URL Loop would show for `otpSecret`.
@@ -100,8 +110,12 @@ public final class NightscoutSimulator: Sendable {
                 apnsKey: String? = "SIMULATED-KEY", apnsKeyID: String? = "SIMKEYID01",
                 developerTeamID: String? = "SIMTEAM001", apnsFailure: String? = nil,
                 otpSecret: String = LoopSettings.defaultOTPSecret, enact: Bool = true,
-                pushDeliveryDelay: TimeInterval = 0, overridePresets: [String]? = nil
+                pushDeliveryDelay: TimeInterval = 0, overridePresets: [String]? = nil,
+                remoteCommands: Bool = true, pumpMaxBolus: Double = 10, remoteCommandMaxAge: TimeInterval = 300
             ) {
+                self.remoteCommands = remoteCommands
+                self.pumpMaxBolus = pumpMaxBolus
+                self.remoteCommandMaxAge = remoteCommandMaxAge
                 self.apnsKey = apnsKey
                 self.apnsKeyID = apnsKeyID
                 self.developerTeamID = developerTeamID
@@ -163,6 +177,7 @@ public final class NightscoutSimulator: Sendable {
     let auth: NightscoutAuth
     let faults: NightscoutFaults
     let loopRecorder: LoopRecorder
+    let remoteCommandsState: RemoteCommandsState
     let requests = NightscoutRequestLog()
     private let running = RunState()
 
@@ -173,6 +188,7 @@ public final class NightscoutSimulator: Sendable {
         self.auth = NightscoutAuth(options: options)
         self.faults = NightscoutFaults()
         self.loopRecorder = LoopRecorder()
+        self.remoteCommandsState = RemoteCommandsState(enabled: options.loop.remoteCommands)
     }
 
     /// Starts listening on 127.0.0.1 and returns the base URL (e.g. `http://127.0.0.1:54321`).

@@ -72,6 +72,8 @@ enum NightscoutV1 {
         case "notifications" where v2 && tail == ["loop"] && req.method == "POST":
             guard ctx.can("notifications:loop:push") else { return unauthorized }
             return await NightscoutLoop.handle(ctx)
+        case "remotecommands" where v2:
+            return await NightscoutRemoteCommands.handle(ctx, tail: tail)
         case "entries", "treatments", "devicestatus", "food":
             return await collection(ctx, col: first, tail: tail)
         case "profile", "profiles":

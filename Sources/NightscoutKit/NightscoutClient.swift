@@ -22,6 +22,8 @@ public final class NightscoutClient: Sendable, CustomStringConvertible {
     public let jwtCache: JWTCache?
     /// The API chosen at run time (see `resolvedAPI()`).
     let apiResolution = APIResolution()
+    /// Whether the site serves Remote 2.0 (see `supportsRemoteCommands()`).
+    let remoteCommandsSupport = RemoteCommandsSupport()
 
     /// Creates a client.
     /// - Parameters:

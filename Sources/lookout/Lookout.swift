@@ -13,7 +13,18 @@ struct Lookout: AsyncParsableCommand {
             (LOOKOUT_HOME overrides both).
             """,
         version: LookoutVersion.text,
-        subcommands: [RunCommand.self, ReplCommand.self, StubsCommand.self, SimCommand.self, OutboxCommand.self, AuditLogCommand.self, SyncCommand.self, DiscoverCommand.self, DoctorCommand.self])
+        subcommands: [
+            RunCommand.self,
+            ReplCommand.self,
+            StubsCommand.self,
+            SimCommand.self,
+            OutboxCommand.self,
+            AuditLogCommand.self,
+            RemoteCommandsCommand.self,
+            SyncCommand.self,
+            DiscoverCommand.self,
+            DoctorCommand.self,
+        ])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.
     static func main() async {

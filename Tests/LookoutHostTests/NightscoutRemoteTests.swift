@@ -40,20 +40,8 @@ final class NightscoutRemoteTests: XCTestCase {
     /// Runs `source` with profile `loop` configured by `settings` (TOML lines) and a fresh store.
     private func run(_ source: String, settings: String, store: StateStore, confirmation: RemoteConfirmation? = nil,
                      file: StaticString = #filePath, line: UInt = #line) async throws -> [String] {
-        let config = try HostConfig(text: """
-            [nightscout.loop]
-            url = "\(url.absoluteString)"
-            secret_env = "NS_SECRET"
-            otp_url_env = "LOOP_OTP"
-            \(settings)
-            """)
-        let environment = ["NS_SECRET": "this is my long pass phrase", "LOOP_OTP": sim.options.loop.otpURL]
-        let (transcript, outcome) = try await runLua(
-            "local nightscout = require 'nightscout'\nlocal loop = assert(nightscout.client 'loop')\n" + source,
-            modules: [NightscoutModule(config: config, store: store, environment: environment, confirmation: confirmation)])
-        XCTAssertEqual(transcript.errors.map(\.description), [], file: file, line: line)
-        XCTAssertEqual(outcome.exitCode, 0, file: file, line: line)
-        return transcript.lines
+        try await runRemoteScript(source, url: url, otpURL: sim.options.loop.otpURL, settings: settings, store: store,
+                                  confirmation: confirmation, file: file, line: line)
     }
 
     /// Bolus and carb amounts of the pushes the server accepted since `index`.
@@ -114,12 +102,7 @@ final class NightscoutRemoteTests: XCTestCase {
 
     func testLiveCommandDeclinedAtTheTerminalIsNotSent() async throws {
         let before = await sim.receivedLoopNotifications().count
-        let confirmation = RemoteConfirmation()
-        let asked = Locked<[String]>([])
-        confirmation.install { question in
-            asked.withLock { $0.append(question) }
-            return false
-        }
+        let (confirmation, asked) = decliningConfirmation()
         let store = try StateStore()
         let lines = try await run("""
             local _, err = loop:bolus(1)
@@ -157,24 +140,7 @@ final class NightscoutRemoteTests: XCTestCase {
               function() return loop:override("exercise", { wait = false }) end,
               function() return loop:cancel_override { wait = false } end,
             }
-            local results = {}
-            local tasks = {}
-            for round = 1, 5 do
-              for i, trick in ipairs(tricks) do
-                tasks[#tasks + 1] = task.spawn(function()
-                  local r, err = trick()
-                  results[#results + 1] = r and r.state or ("refused:" .. tostring(err.reason or err.code))
-                end)
-              end
-            end
-            assert(task.all(tasks, 120))
-            local counts = {}
-            for _, s in ipairs(results) do counts[s] = (counts[s] or 0) + 1 end
-            local names = {}
-            for name in pairs(counts) do names[#names + 1] = name end
-            table.sort(names)
-            for _, name in ipairs(names) do print(name, counts[name]) end
-            """, settings: """
+            """ + adversarialRoundsLua, settings: """
             remote = "live"
             max_bolus = 2
             max_bolus_per_hour = 3

@@ -475,6 +475,7 @@ final class RemoteCommandGuardTests: XCTestCase {
             case .carbs(let g, _, _): XCTAssertLessThanOrEqual(g, 30)
             case .override(let name, _): XCTAssertEqual(name, "Exercise")
             case .cancelOverride: break
+            case .closedLoop, .autobolus: XCTFail("no toggle was asked for")
             }
             if i > 0 { XCTAssertGreaterThanOrEqual(a.time.timeIntervalSince(delivered[i - 1].time), 30) }
             let window = delivered.filter { $0.time <= a.time && a.time.timeIntervalSince($0.time) < 3600 }

@@ -7,6 +7,10 @@ extension LuaErrorInfo {
     /// whether retrying may help, and `err.retry_after` (seconds) when the server asked for a
     /// wait. No text contains a credential (NightscoutKit never puts one in an error).
     static func nightscout(_ error: any Error) -> LuaErrorInfo {
+        if let error = error as? RemoteCommandsError {
+            return LuaErrorInfo(code: error == .notSupported ? "unsupported" : "invalid_response", message: error.description,
+                                service: "nightscout")
+        }
         guard let error = error as? NightscoutError else {
             var info = LuaErrorInfo(error)
             info.service = info.service ?? "nightscout"

@@ -48,9 +48,11 @@ struct NightscoutModule: LuaModule {
         var methods = NightscoutSite.readMethods.merging(NightscoutSite.writeMethods) { first, _ in first }
         methods["history"] = { call in try NightscoutSite.history(call) }
         methods.merge(NightscoutSite.remoteMethods) { first, _ in first }
+        methods.merge(NightscoutSite.remote2Methods) { first, _ in first }
         methods.merge(NightscoutSite.syncMethods) { first, _ in first }
         engine.register(type: NightscoutSite.type, methods: methods)
         NightscoutProfileMethods.register(engine: engine, stack: stack)
+        try NightscoutRemoteCommandHandle.register(engine: engine, stack: stack)
         let config = self.config, environment = self.environment, confirmation = self.confirmation
         let outboxes = NightscoutOutboxes.Opener(openStore: openStore, policy: retryPolicy)
         engine.pushLibrary([

@@ -15,6 +15,8 @@ import NightscoutKit
 /// min_interval = "5m"            # between any two commands
 /// duplicate_window = "15m"       # the same command again is refused within this
 /// overrides = ["Exercise", "Pre-Meal"]
+/// toggles = ["closed_loop"]       # Remote 2.0 switches that may be sent (closed_loop, autobolus)
+/// remote_fallback = "v1"         # remote_command falls back to Remote 1.0 on a site without 2.0
 /// ```
 ///
 /// Every limit defaults to refusing: without `max_bolus`, no bolus is sent.
@@ -23,6 +25,9 @@ struct NightscoutRemoteSettings: Sendable {
     var limits: TherapyLimits
     /// The OTP generator, when `otp_url_…` is configured.
     var otp: TOTP?
+    /// Whether Remote 2.0 commands may go through Remote 1.0 on a site without 2.0
+    /// (`remote_fallback = "v1"`; default `"none"`).
+    var fallbackToV1 = false
 
     /// No remote commands (clients made with `nightscout.connect`).
     static let none = NightscoutRemoteSettings(limits: .refuseAll, otp: nil)
@@ -44,7 +49,17 @@ struct NightscoutRemoteSettings: Sendable {
             maxBolusUnitsPerHour: try amount("max_bolus_per_hour"), maxCarbsGramsPerHour: try amount("max_carbs_per_hour"),
             minimumInterval: try profile.duration("min_interval") ?? 0,
             allowedOverrides: Set(try profile.strings("overrides") ?? []),
-            duplicateWindow: try profile.duration("duplicate_window") ?? 0)
+            duplicateWindow: try profile.duration("duplicate_window") ?? 0,
+            allowedToggles: Set(try profile.strings("toggles") ?? []))
+        for toggle in limits.allowedToggles.sorted() where !TherapyLimits.toggleKinds.contains(toggle) {
+            throw profile.error(key: "toggles", "unknown toggle \"\(toggle)\" (known: autobolus, closed_loop)")
+        }
+        let fallback: Bool
+        switch try profile.string("remote_fallback") ?? "none" {
+        case "v1": fallback = true
+        case "none": fallback = false
+        default: throw profile.error(key: "remote_fallback", "expected \"v1\" or \"none\"")
+        }
         switch try profile.string("remote") ?? "dry-run" {
         case "live": limits.live = true
         case "dry-run": limits.live = false
@@ -64,6 +79,6 @@ struct NightscoutRemoteSettings: Sendable {
                                     "the OTP URL is not usable: \(error)")
             }
         }
-        return NightscoutRemoteSettings(limits: limits, otp: otp)
+        return NightscoutRemoteSettings(limits: limits, otp: otp, fallbackToV1: fallback)
     }
 }

@@ -10,46 +10,67 @@ import NightscoutKit
 /// the REPL asks on the terminal first.
 extension NightscoutSite {
     static var remoteMethods: [String: LuaBinding] {
-        [
-            "bolus": { call in
-                let units = amount(call, 1)
-                let opts = try remoteOptions(call, 2, extra: [])
-                return try command(call, .bolus(units: units.value), shown: units.shown, opts: opts)
-            },
-            "carbs": { call in
-                let grams = amount(call, 1)
-                let opts = try remoteOptions(call, 2, extra: ["absorption", "at"])
-                var hours: Double?
-                if let a = opts["absorption"] {
-                    guard let d = a.double else { throw call.argumentError(2, "opts.absorption: expected hours") }
-                    hours = d
-                }
-                var start: Date?
-                if let at = opts["at"] {
-                    do throws(LuaRaise) { start = try NightscoutTimeArgument.date(at, what: "opts.at") } catch {
-                        throw call.argumentError(2, error.message)
-                    }
-                }
-                return try command(call, .carbs(grams: grams.value, absorptionHours: hours, startDate: start), shown: grams.shown,
-                                   opts: opts)
-            },
-            "override": { call in
-                let name = try call.string(1)
-                let opts = try remoteOptions(call, 2, extra: ["duration"])
-                var minutes: Double?
-                if let d = opts["duration"] {
-                    do throws(LuaRaise) { minutes = try NightscoutTimeArgument.duration(d, what: "opts.duration") / 60 } catch {
-                        throw call.argumentError(2, error.message)
-                    }
-                }
-                return try command(call, .override(name: name, durationMinutes: minutes), shown: nil, opts: opts)
-            },
-            "cancel_override": { call in
-                try command(call, .cancelOverride, shown: nil, opts: try remoteOptions(call, 1, extra: []))
-            },
+        var methods: [String: LuaBinding] = [
             "closed_loop": { call in unsupported(call, .closedLoop) },
             "autobolus": { call in unsupported(call, .autobolus) },
         ]
+        for kind in ["bolus", "carbs", "override", "cancel_override"] {
+            methods[kind] = { call in
+                let parsed = try parsedCommand(call, kind: kind, at: 1, extra: [])
+                return try command(call, parsed.command, shown: parsed.shown, opts: parsed.opts)
+            }
+        }
+        return methods
+    }
+
+    /// A command of `kind` from the arguments starting at `n`, in the 1.0 methods' shapes:
+    /// `bolus(units, opts)`, `carbs(grams, {absorption, at, …})`, `override(name, {duration, …})`,
+    /// `cancel_override(opts)`, and for Remote 2.0 `closed_loop(on, opts)`, `autobolus(on, opts)`.
+    /// `extra` are option names the caller accepts besides `notes` and `wait`.
+    static func parsedCommand(_ call: LuaCall, kind: String, at n: Int, extra: Set<String>) throws
+        -> (command: LoopCommand, shown: String?, opts: [String: LuaValue])
+    {
+        switch kind {
+        case "bolus":
+            let units = amount(call, n)
+            return (.bolus(units: units.value), units.shown, try remoteOptions(call, n + 1, extra: extra))
+        case "carbs":
+            let grams = amount(call, n)
+            let opts = try remoteOptions(call, n + 1, extra: extra.union(["absorption", "at"]))
+            var hours: Double?
+            if let a = opts["absorption"] {
+                guard let d = a.double else { throw call.argumentError(n + 1, "opts.absorption: expected hours") }
+                hours = d
+            }
+            var start: Date?
+            if let at = opts["at"] {
+                do throws(LuaRaise) { start = try NightscoutTimeArgument.date(at, what: "opts.at") } catch {
+                    throw call.argumentError(n + 1, error.message)
+                }
+            }
+            return (.carbs(grams: grams.value, absorptionHours: hours, startDate: start), grams.shown, opts)
+        case "override":
+            let name = try call.string(n)
+            let opts = try remoteOptions(call, n + 1, extra: extra.union(["duration"]))
+            var minutes: Double?
+            if let d = opts["duration"] {
+                do throws(LuaRaise) { minutes = try NightscoutTimeArgument.duration(d, what: "opts.duration") / 60 } catch {
+                    throw call.argumentError(n + 1, error.message)
+                }
+            }
+            return (.override(name: name, durationMinutes: minutes), nil, opts)
+        case "cancel_override":
+            return (.cancelOverride, nil, try remoteOptions(call, n, extra: extra))
+        case "closed_loop", "autobolus":
+            guard lua_type(call.L, call.index(n)) == LUA_TBOOLEAN else {
+                throw call.argumentError(n, "expected true (on) or false (off), got \(call.stack.typeName(at: call.index(n)))")
+            }
+            let on = lua_toboolean(call.L, call.index(n)) != 0
+            let opts = try remoteOptions(call, n + 1, extra: extra)
+            return (kind == "closed_loop" ? .closedLoop(active: on) : .autobolus(active: on), nil, opts)
+        default:
+            throw call.argumentError(n - 1, "unknown command '\(kind)' (known: autobolus, bolus, cancel_override, carbs, closed_loop, override)")
+        }
     }
 
     /// An amount argument exactly as given: a Lua number, or NaN (which the guard refuses and
@@ -89,30 +110,41 @@ extension NightscoutSite {
         var error: LuaErrorInfo?
     }
 
+    /// Everything a remote command needs from the calling script, read on the Lua thread.
+    struct RemoteRequest: Sendable {
+        var remote: NightscoutRemote
+        var client: NightscoutClient
+        var queue: String
+        var label: String
+        var source: String
+        var notes: String?
+        /// Seconds to wait for Loop's answer on the 1.0 path (0: do not wait).
+        var wait: TimeInterval
+
+        init(_ call: LuaCall, site: NightscoutSite, opts: [String: LuaValue], defaultWait: TimeInterval = 300) {
+            remote = site.remote
+            client = site.client
+            queue = site.queue
+            label = site.label
+            source = call.engine.options.name
+            notes = opts["notes"]?.text
+            wait = opts["wait"] == .bool(false) ? 0
+                : opts["wait"].map { (try? NightscoutTimeArgument.duration($0, what: "")) ?? defaultWait } ?? defaultWait
+        }
+    }
+
+    /// The guard's answer as either a finished result (dry run, refusal) or a ticket to send.
+    enum Authorization: Sendable {
+        case finished(CommandResult)
+        case allowed(RemoteCommandTicket, RemoteCommandGuard)
+    }
+
     /// Authorizes, confirms (REPL), sends and follows one command.
     static func command(_ call: LuaCall, _ command: LoopCommand, shown: String?, opts: [String: LuaValue]) throws -> LuaReturn {
-        let site = try site(call)
-        let remote = site.remote, client = site.client, queue = site.queue, label = site.label
-        let source = call.engine.options.name
-        let notes = opts["notes"]?.text
-        let waitSeconds: TimeInterval = opts["wait"] == .bool(false) ? 0
-            : (try? NightscoutTimeArgument.duration(opts["wait"] ?? .int(300), what: "")) ?? 300
+        let request = RemoteRequest(call, site: try site(call), opts: opts)
         let engine = call.engine
-        let description = AuditCommand(command).description
         return try wait(call, "nightscout \(command.kind)", {
-            let guardian = try remote.guardian()
-            switch await guardian.authorize(command, site: queue, source: source) {
-            case .refused(.dryRun):
-                return CommandResult(state: "dry_run", command: description, detail: "dry run: would send \(description)")
-            case .refused(let refusal):
-                var message = refusal.description
-                if let shown { message = "amount must be a number, got \(shown)" }
-                return CommandResult(state: "refused", command: description, error: LuaErrorInfo(
-                    code: "refused", message: message, service: "nightscout", details: ["reason": .text(refusal.code)]))
-            case .allowed(let ticket):
-                return await send(ticket, remote: remote, client: client, site: label, notes: notes, source: source,
-                                  wait: waitSeconds, guardian: guardian)
-            }
+            try await runV1(command, shown: shown, request)
         }) { stack, result in
             if let error = result.error {
                 stack.pushNil()
@@ -126,52 +158,93 @@ extension NightscoutSite {
         }
     }
 
-    /// Sends an authorized command and reports its outcome to the guard (which audits it).
-    static func send(_ ticket: RemoteCommandTicket, remote: NightscoutRemote, client: NightscoutClient, site: String,
-                     notes: String?, source: String, wait: TimeInterval, guardian: RemoteCommandGuard) async -> CommandResult {
+    /// Passes `command` through the process's guard for the site's queue (the same guard for
+    /// Remote 1.0 and 2.0, so limits, budgets, duplicates and the audit log are shared).
+    static func authorize(_ command: LoopCommand, shown: String?, _ r: RemoteRequest) async throws -> Authorization {
+        let guardian = try r.remote.guardian()
+        let description = AuditCommand(command).description
+        switch await guardian.authorize(command, site: r.queue, source: r.source) {
+        case .refused(.dryRun):
+            return .finished(CommandResult(state: "dry_run", command: description, detail: "dry run: would send \(description)"))
+        case .refused(let refusal):
+            var message = refusal.description
+            if let shown { message = "amount must be a number, got \(shown)" }
+            return .finished(CommandResult(state: "refused", command: description, error: LuaErrorInfo(
+                code: "refused", message: message, service: "nightscout", details: ["reason": .text(refusal.code)])))
+        case .allowed(let ticket):
+            return .allowed(ticket, guardian)
+        }
+    }
+
+    /// The 1.0 path (`POST /api/v2/notifications/loop`): authorize, confirm, send, follow.
+    static func runV1(_ command: LoopCommand, shown: String?, _ r: RemoteRequest) async throws -> CommandResult {
+        switch try await authorize(command, shown: shown, r) {
+        case .finished(let result): return result
+        case .allowed(let ticket, let guardian): return await send(ticket, r, guardian: guardian)
+        }
+    }
+
+    /// Reports a send that definitely did not happen and returns the script's `failed` result.
+    static func failed(_ ticket: RemoteCommandTicket, guardian: RemoteCommandGuard, _ code: String, _ message: String,
+                       outcome: RemoteCommandOutcome) async -> CommandResult {
+        await guardian.complete(ticket, outcome: outcome)
+        return CommandResult(state: "failed", command: AuditCommand(ticket.command).description, error: LuaErrorInfo(
+            code: code, message: message, service: "nightscout"))
+    }
+
+    /// The checks before any send, on either path: the question at the terminal (REPL) and the
+    /// OTP a bolus or carbs needs. Returns the failed result (already reported), or nil to send.
+    static func preflight(_ ticket: RemoteCommandTicket, _ r: RemoteRequest, guardian: RemoteCommandGuard) async -> CommandResult? {
         let description = AuditCommand(ticket.command).description
-        func failed(_ code: String, _ message: String, outcome: RemoteCommandOutcome) async -> CommandResult {
-            await guardian.complete(ticket, outcome: outcome)
-            return CommandResult(state: "failed", command: description, error: LuaErrorInfo(
-                code: code, message: message, service: "nightscout"))
+        if let confirm = r.remote.confirmation,
+           !(await confirm("Send \(description) to \(r.label) (\(r.client.configuration.siteURL.absoluteString))?")) {
+            return await failed(ticket, guardian: guardian, "declined", "not sent: declined at the terminal",
+                                outcome: .failed(detail: "declined at the terminal"))
         }
-        if let confirm = remote.confirmation, !(await confirm("Send \(description) to \(site) (\(client.configuration.siteURL.absoluteString))?")) {
-            return await failed("declined", "not sent: declined at the terminal", outcome: .failed(detail: "declined at the terminal"))
-        }
-        if ticket.command.needsOTP, remote.settings.otp == nil {
-            return await failed("config", "not sent: \(ticket.command.kind) needs the Loop OTP URL (otp_url_env or otp_url_file in the profile)",
+        if ticket.command.needsOTP, r.remote.settings.otp == nil {
+            return await failed(ticket, guardian: guardian, "config",
+                                "not sent: \(ticket.command.kind) needs the Loop OTP URL (otp_url_env or otp_url_file in the profile)",
                                 outcome: .failed(detail: "no OTP configured"))
         }
-        let loop = LoopRemote(client: client, timeout: wait)
+        return nil
+    }
+
+    /// Sends an authorized command through Remote 1.0 and reports its outcome to the guard
+    /// (which audits it).
+    static func send(_ ticket: RemoteCommandTicket, _ r: RemoteRequest, guardian: RemoteCommandGuard) async -> CommandResult {
+        let description = AuditCommand(ticket.command).description
+        if let refused = await preflight(ticket, r, guardian: guardian) { return refused }
+        let loop = LoopRemote(client: r.client, timeout: r.wait)
         let receipt: LoopCommandReceipt
         do {
-            receipt = try await loop.send(ticket.command, otp: remote.settings.otp, notes: notes, enteredBy: "lookout (\(source))")
+            receipt = try await loop.send(ticket.command, otp: r.remote.settings.otp, notes: r.notes, enteredBy: "lookout (\(r.source))")
         } catch let error as NightscoutError {
             if case .transport = error {
                 // The request may have reached the server: count it as sent.
                 await guardian.complete(ticket, outcome: .indeterminate(detail: error.description))
                 return CommandResult(state: "unknown", command: description, error: LuaErrorInfo.nightscout(error))
             }
-            return await failed(LuaErrorInfo.nightscout(error).code, LuaErrorInfo.nightscout(error).message,
+            return await failed(ticket, guardian: guardian, LuaErrorInfo.nightscout(error).code, LuaErrorInfo.nightscout(error).message,
                                 outcome: .failed(detail: error.description))
         } catch {
-            return await failed("rejected", String(describing: error), outcome: .failed(detail: String(describing: error)))
+            return await failed(ticket, guardian: guardian, "rejected", String(describing: error),
+                                outcome: .failed(detail: String(describing: error)))
         }
-        let outcome = wait > 0 ? ((try? await loop.outcome(of: receipt)) ?? .unknown) : .delivered
+        let outcome = r.wait > 0 ? ((try? await loop.outcome(of: receipt)) ?? .unknown) : .delivered
         switch outcome {
         case .confirmed:
             await guardian.complete(ticket, outcome: .sent(detail: "Nightscout accepted it"))
             await guardian.confirm(ticket, detail: "Loop enacted \(description)")
             return CommandResult(state: "confirmed", command: description, detail: "Loop enacted it")
         case .failed(let reason):
-            return await failed("loop", "Loop did not enact it: \(reason)", outcome: .failed(detail: "Loop: \(reason)"))
+            return await failed(ticket, guardian: guardian, "loop", "Loop did not enact it: \(reason)", outcome: .failed(detail: "Loop: \(reason)"))
         case .delivered:
             await guardian.complete(ticket, outcome: .sent(detail: "Nightscout accepted it"))
             return CommandResult(state: "sent", command: description, detail: "Nightscout accepted it; not waiting for Loop")
         case .unknown:
             await guardian.complete(ticket, outcome: .sent(detail: "Nightscout accepted it; Loop has not answered"))
             return CommandResult(state: "unknown", command: description,
-                                 detail: "Nightscout accepted it, but Loop has not answered within \(Int(wait)) s")
+                                 detail: "Nightscout accepted it, but Loop has not answered within \(Int(r.wait)) s")
         }
     }
 }

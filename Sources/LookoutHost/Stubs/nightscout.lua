@@ -456,8 +456,9 @@ function Client:override(name, opts) end
 ---@return table|nil err
 function Client:cancel_override(opts) end
 
---- Closed-loop on/off: Loop cannot receive it through Nightscout (only the unreleased Remote
---- 2.0 has it), so this always returns `nil, err` with `err.code == "unsupported"`.
+--- Closed-loop on/off: Loop cannot receive it through Nightscout's Remote 1.0 path, so this
+--- always returns `nil, err` with `err.code == "unsupported"`; on a site with Remote 2.0 use
+--- `home:remote_command("closed_loop", on)`.
 --- Context: anywhere.
 ---@param on boolean
 ---@return nil
@@ -470,3 +471,72 @@ function Client:closed_loop(on) end
 ---@return nil
 ---@return table err
 function Client:autobolus(on) end
+
+---@class nightscout.RemoteCommand
+---@field id string|nil the site's `_id` (nil for a dry run or a command sent through Remote 1.0)
+---@field state "pending"|"in_progress"|"success"|"error"|"dry_run"|"sent"|"confirmed"|"unknown" 2.0 states; on fallback the 1.0 result's state
+---@field message string Loop's message (why it failed), or the dry run's text
+---@field command string e.g. "bolus 1.5 U", "closed loop off"
+---@field via "v2"|"v1" the path it took
+---@field created string|nil ISO time the command was created (its OTP is for this time)
+---@field fallback string|nil set when the site has no Remote 2.0 and the command went through 1.0
+local RemoteCommand = {}
+
+--- Follows the command's status on the site until `success` or `error`, or the timeout.
+--- Context: task only (waits; other tasks run). Polls every `interval` (default "5s").
+--- Returns the handle when final (check `cmd.state`), `nil, err` with `err.code == "timeout"`
+--- (and `err.state`) when still pending or in progress, or `nil, err` for a network failure.
+--- A handle without `id` (dry run, fallback to 1.0) returns at once.
+--- ```lua
+--- local cmd = assert(home:remote_command("bolus", 1.5))
+--- local done, err = cmd:wait { timeout = "2m" }
+--- if done and done.state == "error" then log.warn("Loop refused:", done.message) end
+--- ```
+---@param opts? {timeout?: number|string, interval?: number|string}
+---@return nightscout.RemoteCommand|nil cmd
+---@return table|nil err
+function RemoteCommand:wait(opts) end
+
+--- Asks the site once for the command's state; updates `cmd.state` and `cmd.message`.
+--- Context: task only (waits).
+---@return string|nil state
+---@return string|table message or err
+function RemoteCommand:status() end
+
+--- Sends a Loop Remote 2.0 command: stored on the site (`/api/v2/remotecommands`), picked up by
+--- Loop, which moves it from "pending" through "in_progress" to "success" or "error".
+--- Context: task only (waits).
+--- Notes: `kind` is "bolus", "carbs", "override", "cancel_override", "closed_loop" or
+--- "autobolus", followed by the same arguments as the 1.0 methods (`bolus(units, opts)`,
+--- `carbs(grams, {absorption, at})`, `override(name, {duration})`, `cancel_override(opts)`) or
+--- `true`/`false` for the toggles. The same safety applies as for `bolus`: the profile's
+--- limits (the hourly totals count 1.0 and 2.0 sends together), duplicate window, minimum
+--- interval, dry run unless `remote = "live"`, the terminal question in the REPL, and the audit
+--- log; toggles need `toggles = ["closed_loop", "autobolus"]`. Options: `notify` (default
+--- true: ask the site to push to Loop), `fallback` ("v1" or false, default the profile's
+--- `remote_fallback`), `notes` and `wait` (used only on fallback to 1.0). Returns a handle
+--- (state "pending", or "dry_run"). A site without Remote 2.0 (every released Nightscout) gives
+--- `nil, err` with `err.code == "unsupported"` ("remote commands 2.0 not supported by this
+--- site") unless fallback is allowed: then the command goes through 1.0 and `cmd.via == "v1"`,
+--- `cmd.fallback` says why. Refusals are as for `bolus` (`err.code == "refused"`, `err.reason`).
+--- ```lua
+--- local cmd, err = home:remote_command("carbs", 20, { absorption = 3 })
+--- if cmd then cmd:wait { timeout = "2m" } print(cmd.state, cmd.message) end
+--- ```
+---@param kind "bolus"|"carbs"|"override"|"cancel_override"|"closed_loop"|"autobolus"
+---@param ... any the command's arguments, then options
+---@return nightscout.RemoteCommand|nil cmd
+---@return table|nil err
+function Client:remote_command(kind, ...) end
+
+--- Lists the site's Remote 2.0 commands, newest first, as handles (`:wait()`, `:status()` work).
+--- Context: task only (waits).
+--- Notes: `since` (default 24 h ago), `state` ("pending", "in_progress", "success", "error"),
+--- `count` (default 50, at most 1000). A site without 2.0 gives `err.code == "unsupported"`.
+--- ```lua
+--- for _, c in ipairs(assert(home:remote_commands { state = "pending" })) do print(c.id, c.command) end
+--- ```
+---@param opts? {since?: number|string, state?: string, count?: integer}
+---@return nightscout.RemoteCommand[]|nil commands
+---@return table|nil err
+function Client:remote_commands(opts) end

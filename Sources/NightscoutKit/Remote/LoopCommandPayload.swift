@@ -1,9 +1,13 @@
 import Foundation
 
 extension LoopCommand {
-    /// The `eventType` NightscoutKit sends for the command (spec §5.1).
+    /// The `eventType` NightscoutKit sends for the command (spec §5.1). The 2.0-only toggles
+    /// have none in §5.1: they get `Remote Closed Loop` / `Remote Autobolus`, which `validate()`
+    /// keeps from ever being sent.
     public var notificationEventType: EventType {
         switch self {
+        case .closedLoop: return EventType(rawValue: "Remote Closed Loop")
+        case .autobolus: return EventType(rawValue: "Remote Autobolus")
         case .bolus: return EventType(rawValue: "Remote Bolus Entry")
         case .carbs: return EventType(rawValue: "Remote Carbs Entry")
         case .override: return .temporaryOverride
@@ -13,9 +17,12 @@ extension LoopCommand {
 
     /// Checks the amounts the server and Loop would refuse: bolus and carbs must be finite and
     /// > 0, absorption finite and > 0, an override needs a name and a finite duration ≥ 0.
-    /// - Throws: `LoopRemoteError.invalidCommand`.
+    /// Closed-loop and autobolus toggles cannot go through Remote 1.0.
+    /// - Throws: `LoopRemoteError.invalidCommand`, `LoopRemoteError.notSupportedByServer`.
     public func validate() throws {
         switch self {
+        case .closedLoop: throw LoopRemoteError.notSupportedByServer(.closedLoop)
+        case .autobolus: throw LoopRemoteError.notSupportedByServer(.autobolus)
         case .bolus(let units):
             guard units.isFinite, units > 0 else { throw LoopRemoteError.invalidCommand("bolus must be more than 0 U") }
         case .carbs(let grams, let hours, _):
@@ -69,6 +76,8 @@ extension LoopCommand {
             if let minutes, minutes > 0 { fields.append(("duration", text(minutes))) }
         case .cancelOverride:
             fields.append(("duration", "0"))
+        case .closedLoop(let on), .autobolus(let on):
+            fields.append(("active", on ? "true" : "false"))
         }
         if let notes { fields.append(("notes", notes)) }
         if let enteredBy { fields.append(("enteredBy", enteredBy)) }
@@ -119,6 +128,8 @@ extension LoopCommand {
         case .carbs(let grams, _, _): return "Carb Entry \(number(grams)) g"
         case .override(let name, _): return "Override \(name)"
         case .cancelOverride: return "Cancel Override"
+        case .closedLoop(let on): return "Closed Loop \(on ? "On" : "Off")"
+        case .autobolus(let on): return "Autobolus \(on ? "On" : "Off")"
         }
     }
 }

@@ -297,6 +297,8 @@ public struct LoopRemote: Sendable {
             return t.eventType == .temporaryOverride && (t.reason == name || t.extra["reasonDisplay"]?.stringValue == name)
         case .cancelOverride:
             return t.eventType == .temporaryOverride || t.eventType == .temporaryOverrideCancel
+        case .closedLoop, .autobolus:
+            return false
         }
     }
 
@@ -315,6 +317,8 @@ public struct LoopRemote: Sendable {
             guard time <= sentAt + skew, let minutes = t.duration else { return false }
             let end = time + minutes * 60
             return end >= sentAt - skew && end <= latest
+        case .closedLoop, .autobolus:
+            return false
         }
     }
 
@@ -332,6 +336,7 @@ public struct LoopRemote: Sendable {
         case .carbs(let grams, _, _): return amount(after: "Carb Entry", unit: "g").map { abs($0 - grams) < 0.05 } ?? false
         case .override(let name, _): return by == "Override \(name)"
         case .cancelOverride: return by == "Cancel Override"
+        case .closedLoop, .autobolus: return by == command.loopActionDescription
         }
     }
 }

@@ -5,7 +5,8 @@ import Foundation
 /// Non-finite amounts (a refused NaN bolus) are encoded as the strings `"nan"`, `"inf"`,
 /// `"-inf"`, so every entry encodes with a default `JSONEncoder`.
 public struct AuditCommand: Sendable, Hashable, Codable, CustomStringConvertible {
-    /// `bolus`, `carbs`, `override` or `cancel_override` (`LoopCommand.kind`).
+    /// `bolus`, `carbs`, `override`, `cancel_override`, `closed_loop` or `autobolus`
+    /// (`LoopCommand.kind`).
     public var kind: String
     /// Units (bolus) or grams (carbs); nil for overrides.
     public var amount: Double?
@@ -17,6 +18,8 @@ public struct AuditCommand: Sendable, Hashable, Codable, CustomStringConvertible
     public var durationMinutes: Double?
     /// Carb start time, if given.
     public var startDate: Date?
+    /// On or off, for `closed_loop` and `autobolus`; nil otherwise.
+    public var active: Bool?
 
     /// The fields of `command`.
     public init(_ command: LoopCommand) {
@@ -30,6 +33,8 @@ public struct AuditCommand: Sendable, Hashable, Codable, CustomStringConvertible
             self.name = name; durationMinutes = minutes
         case .cancelOverride:
             break
+        case .closedLoop(let on), .autobolus(let on):
+            active = on
         }
     }
 
@@ -40,6 +45,8 @@ public struct AuditCommand: Sendable, Hashable, Codable, CustomStringConvertible
         case "carbs": return amount.map { .carbs(grams: $0, absorptionHours: absorptionHours, startDate: startDate) }
         case "override": return name.map { .override(name: $0, durationMinutes: durationMinutes) }
         case "cancel_override": return .cancelOverride
+        case "closed_loop": return active.map { .closedLoop(active: $0) }
+        case "autobolus": return active.map { .autobolus(active: $0) }
         default: return nil
         }
     }
@@ -54,12 +61,14 @@ public struct AuditCommand: Sendable, Hashable, Codable, CustomStringConvertible
         case "carbs": return "carbs \(n(amount)) g" + (absorptionHours.map { " over \(n($0)) h" } ?? "")
         case "override": return "override \(name ?? "?")" + (durationMinutes.map { " for \(n($0)) min" } ?? "")
         case "cancel_override": return "cancel override"
+        case "closed_loop": return "closed loop " + (active.map { $0 ? "on" : "off" } ?? "?")
+        case "autobolus": return "autobolus " + (active.map { $0 ? "on" : "off" } ?? "?")
         default: return kind
         }
     }
 
     private enum CodingKeys: String, CodingKey {
-        case kind, amount, name, absorptionHours, durationMinutes, startDate
+        case kind, amount, name, absorptionHours, durationMinutes, startDate, active
     }
 
     /// Decodes the fields; numbers may also be the strings `nan`, `inf`, `-inf`.
@@ -82,6 +91,7 @@ public struct AuditCommand: Sendable, Hashable, Codable, CustomStringConvertible
         absorptionHours = try number(.absorptionHours)
         durationMinutes = try number(.durationMinutes)
         startDate = try c.decodeIfPresent(Date.self, forKey: .startDate)
+        active = try c.decodeIfPresent(Bool.self, forKey: .active)
     }
 
     /// Encodes the fields, non-finite numbers as strings.
@@ -100,6 +110,7 @@ public struct AuditCommand: Sendable, Hashable, Codable, CustomStringConvertible
         if let startDate, startDate.timeIntervalSinceReferenceDate.isFinite {
             try c.encode(startDate, forKey: .startDate)
         }
+        try c.encodeIfPresent(active, forKey: .active)
     }
 }
 
@@ -123,8 +134,11 @@ public enum AuditPhase: String, Sendable, Codable {
     case failed
     /// It is unknown whether sending worked (treated as sent).
     case indeterminate
-    /// Loop reported back that it enacted the command.
+    /// Loop reported back that it enacted the command (Remote 2.0: state `Success`).
     case confirmed
+    /// The receiving app reported an error for a sent command (Remote 2.0: state `Error`). The
+    /// command still counts as sent for every limit: it may have been partly enacted.
+    case appError = "app-error"
     /// Passed every limit in dry-run mode; not sent.
     case dryRun = "dry-run"
 }

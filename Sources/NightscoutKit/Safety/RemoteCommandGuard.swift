@@ -29,6 +29,8 @@ import Foundation
 ///   (0, 10080] minutes when given; a carb start date must be finite.
 /// * **Overrides** need an exact, case-sensitive name in `allowedOverrides`; `cancelOverride` is
 ///   allowed only when at least one override name is configured.
+/// * **Toggles** (`closedLoop`, `autobolus`, Remote 2.0) need their kind in `allowedToggles`;
+///   switching the same toggle to the same value again within `duplicateWindow` is a duplicate.
 /// * **Dry run** (`live` false): a command passing every limit is refused with `dryRun` and
 ///   audited as `dry-run`. It is counted in this guard's memory as if sent (so a dry run shows
 ///   what live mode would do), but never written as an attempt, so it does not count after a
@@ -153,6 +155,15 @@ public actor RemoteCommandGuard {
             detail: detail.isEmpty ? AuditCommand(ticket.command).description : detail))
     }
 
+    /// Audits that the receiving app reported an error for `ticket`'s sent command (phase
+    /// `app-error`, Remote 2.0 state `Error`). Changes no limit: the command keeps counting.
+    public func reportAppError(_ ticket: RemoteCommandTicket, detail: String, now: Date? = nil) async {
+        await write(AuditEntry(
+            ticketID: ticket.id, time: now ?? Date(), site: ticket.site, command: AuditCommand(ticket.command),
+            source: ticket.source, verdict: .allowed, phase: .appError,
+            detail: detail.isEmpty ? AuditCommand(ticket.command).description : detail))
+    }
+
     /// The longest carb absorption time accepted, in hours (longer: `invalidParameter`).
     public static let maxAbsorptionHours: Double = 24
     /// The longest override duration accepted, in minutes (one week; longer: `invalidParameter`).
@@ -259,6 +270,10 @@ public actor RemoteCommandGuard {
         case .cancelOverride:
             guard !limits.allowedOverrides.isEmpty else { return .failure(.notConfigured(kind: "cancel_override")) }
             return .success(Checked(command: command, kind: .other, hundredths: 0, key: DuplicateKey(kind: "cancel_override")))
+        case .closedLoop(let on), .autobolus(let on):
+            guard limits.allowedToggles.contains(command.kind) else { return .failure(.notConfigured(kind: command.kind)) }
+            return .success(Checked(command: command, kind: .other, hundredths: 0,
+                                    key: DuplicateKey(kind: command.kind, name: on ? "on" : "off")))
         }
     }
 
@@ -328,8 +343,9 @@ public actor RemoteCommandGuard {
                 h = Int64.max / 4
             }
         }
+        let toggle = r.command.active.map { $0 ? "on" : "off" }
         let key = kind == .other
-            ? DuplicateKey(kind: r.command.kind, name: r.command.kind == "override" ? r.command.name : nil)
+            ? DuplicateKey(kind: r.command.kind, name: r.command.kind == "override" ? r.command.name : toggle)
             : DuplicateKey(kind: r.command.kind, hundredths: h)
         let status: Reservation.Status = switch r.status {
         case .inFlight, .sent: .sent

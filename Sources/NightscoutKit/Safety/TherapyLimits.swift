@@ -26,6 +26,9 @@ public struct TherapyLimits: Sendable, Equatable, Codable {
     /// The override preset names that may be started (exact, case-sensitive match). Empty: no
     /// override may be started and `cancelOverride` is refused too.
     public var allowedOverrides: Set<String>
+    /// The Remote 2.0 toggles that may be switched: `closed_loop`, `autobolus` (empty: both
+    /// refused).
+    public var allowedToggles: Set<String>
     /// Seconds during which a command identical to a sent or in-flight one is refused as a
     /// duplicate (same kind and amount, or same override name).
     public var duplicateWindow: TimeInterval
@@ -41,8 +44,9 @@ public struct TherapyLimits: Sendable, Equatable, Codable {
         maxBolusUnits: Double = 0, maxCarbsGrams: Double = 0,
         maxBolusUnitsPerHour: Double = 0, maxCarbsGramsPerHour: Double = 0,
         minimumInterval: TimeInterval = 0, allowedOverrides: Set<String> = [],
-        duplicateWindow: TimeInterval = 0, live: Bool = false
+        duplicateWindow: TimeInterval = 0, live: Bool = false, allowedToggles: Set<String> = []
     ) {
+        self.allowedToggles = allowedToggles
         self.maxBolusUnits = maxBolusUnits
         self.maxCarbsGrams = maxCarbsGrams
         self.maxBolusUnitsPerHour = maxBolusUnitsPerHour
@@ -52,6 +56,9 @@ public struct TherapyLimits: Sendable, Equatable, Codable {
         self.duplicateWindow = duplicateWindow
         self.live = live
     }
+
+    /// The toggle kinds `allowedToggles` may hold.
+    public static let toggleKinds: Set<String> = ["closed_loop", "autobolus"]
 
     /// Limits that refuse every command (all maxima 0, no overrides, dry run).
     public static let refuseAll = TherapyLimits()
@@ -80,6 +87,9 @@ public struct TherapyLimits: Sendable, Equatable, Codable {
         where name.isEmpty || name.trimmingCharacters(in: .whitespacesAndNewlines) != name {
             out.append(.badOverrideName(name))
         }
+        for name in allowedToggles.sorted() where !Self.toggleKinds.contains(name) {
+            out.append(.unknownToggle(name))
+        }
         return out
     }
 
@@ -92,7 +102,7 @@ public struct TherapyLimits: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case maxBolusUnits, maxCarbsGrams, maxBolusUnitsPerHour, maxCarbsGramsPerHour
-        case minimumInterval, allowedOverrides, duplicateWindow, live
+        case minimumInterval, allowedOverrides, duplicateWindow, live, allowedToggles
     }
 
     /// Decodes limits; a missing key takes its safe default and invalid values throw
@@ -107,7 +117,8 @@ public struct TherapyLimits: Sendable, Equatable, Codable {
             minimumInterval: try c.decodeIfPresent(Double.self, forKey: .minimumInterval) ?? 0,
             allowedOverrides: Set(try c.decodeIfPresent([String].self, forKey: .allowedOverrides) ?? []),
             duplicateWindow: try c.decodeIfPresent(Double.self, forKey: .duplicateWindow) ?? 0,
-            live: try c.decodeIfPresent(Bool.self, forKey: .live) ?? false)
+            live: try c.decodeIfPresent(Bool.self, forKey: .live) ?? false,
+            allowedToggles: Set(try c.decodeIfPresent([String].self, forKey: .allowedToggles) ?? []))
         let problems = self.problems
         if !problems.isEmpty {
             throw DecodingError.dataCorrupted(.init(
@@ -127,6 +138,7 @@ public struct TherapyLimits: Sendable, Equatable, Codable {
         try c.encode(allowedOverrides.sorted(), forKey: .allowedOverrides)
         try c.encode(duplicateWindow, forKey: .duplicateWindow)
         try c.encode(live, forKey: .live)
+        try c.encode(allowedToggles.sorted(), forKey: .allowedToggles)
     }
 }
 
@@ -140,6 +152,8 @@ public enum TherapyLimitsProblem: Sendable, Equatable, CustomStringConvertible {
     case tooLarge(field: String, value: Double, largest: Double)
     /// An allowed override name is empty or has leading/trailing whitespace.
     case badOverrideName(String)
+    /// An allowed toggle is not `closed_loop` or `autobolus`.
+    case unknownToggle(String)
 
     /// A human sentence naming the field and the rule.
     public var description: String {
@@ -150,6 +164,8 @@ public enum TherapyLimitsProblem: Sendable, Equatable, CustomStringConvertible {
             return "\(field) must be at most \(largest) (got \(value))"
         case .badOverrideName(let name):
             return "allowedOverrides: name \"\(name)\" must be non-empty without leading or trailing whitespace"
+        case .unknownToggle(let name):
+            return "allowedToggles: unknown toggle \"\(name)\" (known: autobolus, closed_loop)"
         }
     }
 }

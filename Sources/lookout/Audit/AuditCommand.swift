@@ -7,7 +7,7 @@ import NightscoutKit
 struct AuditLogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
-        abstract: "Show the audit log of Loop remote commands (attempts, refusals and why, sends, outcomes).")
+        abstract: "Show the audit log of Loop remote commands (attempts, refusals and why, sends, outcomes; Remote 2.0 sends show their command id and final state).")
 
     @Option(help: "Only this site's queue (as shown in the QUEUE column).")
     var site: String?
@@ -30,7 +30,7 @@ struct AuditLogCommand: AsyncParsableCommand {
                 + "\(entry.command)  by \(entry.source.isEmpty ? "?" : entry.source)  on \(entry.site)"
             if entry.phase == .refused, let reason = entry.reason {
                 line += "\n    refused: \(reason)"
-            } else if [.sent, .failed, .indeterminate, .confirmed].contains(entry.phase), !entry.detail.isEmpty {
+            } else if [.sent, .failed, .indeterminate, .confirmed, .appError].contains(entry.phase), !entry.detail.isEmpty {
                 line += "\n    \(entry.detail)"
             }
             print(line)

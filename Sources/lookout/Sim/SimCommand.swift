@@ -43,6 +43,10 @@ struct NightscoutSimCommand: AsyncParsableCommand {
     @Option(help: "Create an access token: NAME:ROLE[,ROLE…], e.g. reader:readable or uploader:admin (repeatable).")
     var token: [String] = []
 
+    @Flag(name: .customLong("no-remote-commands"),
+          help: "Serve no /api/v2/remotecommands (Loop Remote 2.0), like every released Nightscout.")
+    var noRemoteCommands = false
+
     func validate() throws {
         for name in scenario where CGMGenerator.Scenario(rawValue: name) == nil {
             throw ValidationError("unknown scenario '\(name)'; known: \(CGMGenerator.Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -56,6 +60,7 @@ struct NightscoutSimCommand: AsyncParsableCommand {
     func run() async throws {
         var options = NightscoutSimulator.Options(port: port, persistence: sqlite.map { .sqlite(path: $0) } ?? .memory)
         options.authFailDelay = .milliseconds(5000)
+        options.loop.remoteCommands = !noRemoteCommands
         if let apiSecretEnv {
             guard let secret = ProcessInfo.processInfo.environment[apiSecretEnv], !secret.isEmpty else {
                 throw HostSetupError(description: "environment variable \(apiSecretEnv) is not set")

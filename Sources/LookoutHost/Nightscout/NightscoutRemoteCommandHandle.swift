@@ -1,0 +1,149 @@
+import CLua
+import Foundation
+import Lua
+import LuaShim
+import NightscoutKit
+
+/// The methods of the table `home:remote_command(…)` returns: `cmd:status()` asks the site
+/// once, `cmd:wait{timeout=…, interval=…}` follows the status until `success`/`error` or the
+/// timeout (the task waits; other tasks run). Both update `cmd.state` and `cmd.message`. A
+/// handle without `id` (dry run, or sent through Remote 1.0) is already final.
+///
+/// The first time a command of this process is seen final, its outcome is audited (`confirmed`
+/// for `Success`, `app-error` for `Error`) by the guard that sent it.
+enum NightscoutRemoteCommandHandle {
+    /// Registry key of the metatable.
+    static let metatableKey = "lookout.nightscout.remote_command_mt"
+
+    static let source = """
+        local fetch = ...
+        local type, error, pairs, tostring = type, error, pairs, tostring
+        local mt = { __name = "nightscout remote command" }
+        mt.__index = mt
+        mt.__tostring = function(c)
+          return "nightscout remote command " .. tostring(c.id or "(not stored)") .. " " .. tostring(c.command)
+            .. " " .. tostring(c.state)
+        end
+        local final = { success = true, error = true }
+        local function follows(self) return self.via == "v2" and self.id ~= nil and not final[self.state] end
+
+        function mt:status()
+          if not follows(self) then return self.state, self.message end
+          local state, message = fetch(self._client, self.id, self.created, 0, 0)
+          if state == nil then return nil, message end
+          self.state, self.message = state, message
+          return state, message
+        end
+
+        function mt:wait(opts)
+          if opts ~= nil and type(opts) ~= "table" then
+            error("bad argument #1 to 'wait' (table expected, got " .. type(opts) .. ")", 2)
+          end
+          opts = opts or {}
+          for k in pairs(opts) do
+            if k ~= "timeout" and k ~= "interval" then
+              error("bad argument #1 to 'wait' (unknown option '" .. tostring(k) .. "' (known: interval, timeout))", 2)
+            end
+          end
+          if not follows(self) then return self end
+          local state, message, timed_out = fetch(self._client, self.id, self.created, opts.timeout or 300, opts.interval or 5)
+          if state == nil then return nil, message end
+          self.state, self.message = state, message
+          if timed_out then return nil, timed_out end
+          return self
+        end
+        return mt
+        """
+
+    /// Creates the metatable (once per state).
+    static func register(engine: LuaEngine, stack: LuaStack) throws {
+        let L = stack.L
+        stack.ensure(6)
+        if lua_getfield(L, SHIM_REGISTRYINDEX, metatableKey) == LUA_TTABLE { stack.pop(); return }
+        stack.pop()
+        var text = source
+        let status = text.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { shim_loadtext(L, $0.baseAddress, $0.count, "=[lookout] nightscout.remote_command") }
+        }
+        guard status == LUA_OK else {
+            defer { stack.pop() }
+            throw LuaRaise("nightscout: \(stack.string(at: -1) ?? "cannot load the remote command methods")")
+        }
+        engine.pushFunction("nightscout remote command:wait", on: stack) { call in try fetch(call) }
+        guard shim_pcall_traceback(L, 1, 1) == LUA_OK else {
+            defer { stack.pop() }
+            throw LuaRaise("nightscout: \(stack.string(at: -1) ?? "cannot define the remote command methods")")
+        }
+        lua_setfield(L, SHIM_REGISTRYINDEX, metatableKey)
+    }
+
+    /// Sets the metatable on the handle table at `index`.
+    static func attach(to index: Int32, stack: LuaStack) {
+        let t = lua_absindex(stack.L, index)
+        lua_getfield(stack.L, SHIM_REGISTRYINDEX, metatableKey)
+        lua_setmetatable(stack.L, t)
+    }
+
+    /// `fetch(client, id, created, timeout, interval)` → `state, message[, timeout_err]` or
+    /// `nil, err`.
+    static func fetch(_ call: LuaCall) throws -> LuaReturn {
+        let site = try call.object(1, as: NightscoutSite.self, type: NightscoutSite.type)
+        let id = try call.string(2)
+        let createdText = try call.optionalString(3)
+        func seconds(_ n: Int, _ name: String) throws(LuaRaise) -> Double {
+            do throws(LuaRaise) {
+                let value = try call.value(n, name: name)
+                if value == .int(0) || value == .double(0) { return 0 }
+                let d = try NightscoutTimeArgument.duration(value, what: "opts.\(name)")
+                guard d.isFinite, d >= 0 else { throw LuaRaise("opts.\(name): expected a duration of 0 or more") }
+                return d
+            } catch {
+                throw LuaRaise("bad argument #1 to 'wait' (\(error.message))")
+            }
+        }
+        let timeout = try seconds(4, "timeout"), interval = max(0.05, try seconds(5, "interval"))
+        let created = createdText.flatMap { NightscoutDate(string: $0)?.date } ?? Date().addingTimeInterval(-86_400)
+        let client = site.client, queue = site.queue, remote = site.remote, engine = call.engine
+        return try NightscoutSite.wait(call, "nightscout remote command", {
+            let command = try await client.waitForRemoteCommand(id: id, createdDate: created, timeout: timeout, pollInterval: interval)
+            if command.status.state.isFinal {
+                await remote.reportOutcome(queue: queue, id: id, status: command.status)
+            }
+            return command.status
+        }) { stack, status in
+            stack.push(.text(status.state.luaName))
+            stack.push(.text(status.message))
+            guard !status.state.isFinal, timeout > 0 else { return 2 }
+            engine.push(error: LuaErrorInfo(
+                code: "timeout", message: "remote command \(id) is still \(status.state.luaName) after \(Quantities.formatDuration(timeout))",
+                retryable: true, service: "nightscout", details: ["state": .text(status.state.luaName)]), on: stack)
+            return 3
+        }
+    }
+}
+
+extension NightscoutRemote {
+    private static let awaiting = Locked<[String: RemoteCommandTicket]>([:])
+
+    /// Remembers the ticket of a stored Remote 2.0 command until its final state is audited.
+    static func awaitingOutcome(queue: String, id: String, ticket: RemoteCommandTicket) {
+        awaiting.withLock { $0[queue + "\n" + id] = ticket }
+    }
+
+    /// Audits a command's final state once (`confirmed` or `app-error`), if this process sent it.
+    func reportOutcome(queue: String, id: String, status: CommandStatus) async {
+        guard let ticket = Self.awaiting.withLock({ $0.removeValue(forKey: queue + "\n" + id) }),
+              let guardian = try? guardian() else { return }
+        let description = AuditCommand(ticket.command).description
+        switch status.state {
+        case .success:
+            await guardian.confirm(ticket, detail: "remote command 2.0 \(id): Success, Loop enacted \(description)"
+                + (status.message.isEmpty ? "" : " (\(status.message))"))
+        case .error:
+            await guardian.reportAppError(ticket, detail: "remote command 2.0 \(id): Error: "
+                + (status.message.isEmpty ? "no message" : status.message))
+        default:
+            break
+        }
+    }
+}
