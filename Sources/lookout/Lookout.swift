@@ -24,6 +24,7 @@ struct Lookout: AsyncParsableCommand {
             SyncCommand.self,
             DiscoverCommand.self,
             DoctorCommand.self,
+            DemoCommand.self,
         ])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.

@@ -1,0 +1,156 @@
+import ArgumentParser
+import Foundation
+import Logging
+import LookoutHost
+import LookoutSim
+import Lua
+import SignalKKit
+
+/// `lookout demo`: Lookout's main job on built-in defaults, with no accounts. It starts the
+/// Nightscout and Signal K simulators with live generated data, runs the ready automations
+/// against them (the low alert and both Signal K bridges) and shows what happens.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the low alert and the Signal K bridges against simulators, with a live view.",
+        discussion: """
+            Nothing leaves this computer: both servers are local simulators and the state lives in
+            a temporary folder. One CGM reading every --step seconds stands for five minutes, so a
+            night's low arrives within a couple of minutes. Stop with Ctrl-C.
+            """)
+
+    @Option(help: "Seconds between CGM readings (each stands for 5 minutes).")
+    var step: Double = 5
+
+    @Option(help: "Stop after this many seconds (default: run until Ctrl-C).")
+    var duration: Double?
+
+    @Flag(help: "Print plain status lines instead of redrawing the screen.")
+    var plain = false
+
+    func validate() throws {
+        guard step >= 1, step <= 300 else { throw ValidationError("--step takes 1 to 300 seconds") }
+        if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+    }
+
+    func run() async throws {
+        guard let folder = DemoScripts.folder() else {
+            throw HostSetupError(description: "cannot find the ready scripts (Scripts/): run the demo from Lookout's folder")
+        }
+        let home = NSTemporaryDirectory() + "lookout-demo-\(getpid())"
+        try? FileManager.default.removeItem(atPath: home)
+        try FileManager.default.createDirectory(atPath: home + "/state", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+
+        let nightscout = NightscoutSimulator(options: .init(authFailDelay: .zero))
+        let boat = try SignalKSimulator(options: .init(rate: 1, vesselName: "Lookout demo"))
+        let nsURL: URL, skURL: URL
+        do {
+            nsURL = try await nightscout.start()
+            skURL = try await boat.start()
+        } catch {
+            throw HostSetupError(description: "cannot start the simulators: \(error)")
+        }
+        let token = await nightscout.addSubject(name: "demo", roles: ["admin"])
+        setenv("LOOKOUT_DEMO_NS_TOKEN", token, 1)
+        let trace = DemoTrace(step: step)
+        let feed = DemoFeed(simulator: nightscout, trace: trace)
+        await feed.start()
+
+        let paths = LookoutPaths(configFile: home + "/config.toml", stateDirectory: home + "/state")
+        try DemoConfig.text(nightscout: nsURL, signalK: skURL, step: step).write(toFile: paths.configFile, atomically: true, encoding: .utf8)
+        let config: HostConfig
+        do { config = try HostConfig.load(paths: paths) } catch { throw HostSetupError(description: "demo config: \(error)") }
+        let environment = HostEnvironment(paths: paths, config: config)
+
+        let log = DemoLog(capacity: plain ? 50 : 8)
+        let terminal = !plain && isatty(1) == 1
+        if terminal {
+            LoggingSystem.bootstrap { _ in DemoLogHandler(log: log) }
+        } else {
+            LoggingSystem.bootstrap { label in LookoutLogHandler(label: label, level: .info) }
+        }
+        let scripts = DemoScripts()
+        await scripts.start(folder: folder, environment: environment, logger: Logger(label: "lookout"), log: log)
+
+        let stopped = AsyncStream<Void>.makeStream()
+        let signals = SignalWatcher { _ in stopped.continuation.finish() }
+        let view = DemoView(nightscoutURL: nsURL, signalKURL: skURL)
+        let started = Date()
+        let ticker = Task {
+            var shown = 0
+            while !Task.isCancelled {
+                let snapshot = await DemoSnapshot.take(nightscout: nightscout, boat: boat, scripts: scripts, log: log)
+                if terminal {
+                    FileHandleOutput.standardOutput.write("\u{1B}[H\u{1B}[2J" + view.render(snapshot, color: true) + "\n")
+                } else {
+                    let fresh = log.recent.dropFirst(min(shown, log.recent.count))
+                    for line in fresh { FileHandleOutput.standardOutput.write(line + "\n") }
+                    shown = log.recent.count
+                    if let last = snapshot.entries.last {
+                        FileHandleOutput.standardOutput.write("BG \(Int(last.sgv)) \(last.direction); alerts: "
+                            + (snapshot.alerts.isEmpty ? "none" : snapshot.alerts.joined(separator: "; ")) + "\n")
+                    }
+                }
+                if let duration, Date().timeIntervalSince(started) >= duration { stopped.continuation.finish() }
+                try? await Task.sleep(for: .seconds(terminal ? 1 : step))
+            }
+        }
+        for await _ in stopped.stream {}
+        ticker.cancel()
+        signals.cancel()
+        await feed.stop()
+        await scripts.stop()
+        FileHandleOutput.standardOutput.write("demo stopped: \(Int(Date().timeIntervalSince(started))) s, \(await feed.index) readings\n")
+    }
+}
+
+/// The configuration the demo writes for its scripts.
+enum DemoConfig {
+    static func text(nightscout: URL, signalK: URL, step: Double) -> String {
+        """
+        # Written by `lookout demo`: both servers are local simulators.
+        [nightscout.home]
+        url = "\(nightscout.absoluteString)"
+        token_env = "LOOKOUT_DEMO_NS_TOKEN"
+
+        [signalk.boat]
+        url = "\(signalK.absoluteString)"
+
+        [scripts."nightscout-to-signalk.lua".settings]
+        who = "demo"
+        every = "\(Int(step))s"
+        stale_minutes = \(max(1, Int(step * 3 / 60)))
+
+        [scripts."signalk-to-nightscout.lua".settings]
+        every = "\(Int(step * 6))s"
+        heavy_wind_knots = 8
+
+        """
+    }
+}
+
+/// Reads what the view shows from the simulators and scripts.
+enum DemoSnapshot {
+    static func take(nightscout: NightscoutSimulator, boat: SignalKSimulator, scripts: DemoScripts, log: DemoLog) async
+        -> DemoView.Snapshot
+    {
+        let docs = await nightscout.documents("entries")
+        var entries: [(date: Double, sgv: Double, direction: String)] = []
+        for d in docs {
+            guard let date = d["date"]?.doubleValue, let sgv = d["sgv"]?.doubleValue else { continue }
+            entries.append((date, sgv, d["direction"]?.stringValue ?? ""))
+        }
+        entries.sort { $0.date < $1.date }
+        let model = await boat.fullModel()
+        var published: [(String, String)] = []
+        let selfID = boat.selfContext.split(separator: ".", maxSplits: 1).last.map(String.init) ?? ""
+        let crew = model["vessels"]?[selfID]?["crew"]?["demo"]
+        if let bg = crew?["bloodGlucose"]?["value"]?.doubleValue { published.append(("crew.demo.bloodGlucose", String(format: "%.1f", bg))) }
+        if let trend = crew?["bloodGlucoseTrend"]?["value"]?.stringValue { published.append(("trend", trend)) }
+        if let n = model["vessels"]?[selfID]?["notifications"]?["crew"]?["demo"]?["bloodGlucose"]?["value"] {
+            published.append(("notification", "\(n["state"]?.stringValue ?? "?") \"\(n["message"]?.stringValue ?? "")\""))
+        }
+        return DemoView.Snapshot(entries: Array(entries.suffix(48)), boat: published, scripts: scripts.summary, alerts: [], log: log.recent)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+import LookoutHost
+import Lua
+
+/// The ready automations the demo runs, each in its own Lua state, as `lookout serve` would.
+final class DemoScripts: Sendable {
+    /// The scripts, in the order the view lists them.
+    static let names = ["low-alert.lua", "nightscout-to-signalk.lua", "signalk-to-nightscout.lua"]
+
+    struct Running: Sendable {
+        let name: String
+        let runtime: LuaRuntime
+        let task: Task<LuaRunOutcome, Never>
+    }
+
+    private let running: Locked<[Running]> = Locked([])
+    private let states: Locked<[String: String]> = Locked([:])
+
+    /// Where the ready scripts are: `Scripts/` in the current folder, or next to the build folder
+    /// that holds this executable (`swift run` from a checkout).
+    static func folder() -> String? {
+        var candidates = [FileManager.default.currentDirectoryPath + "/Scripts"]
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            candidates.append(dir.appendingPathComponent("Scripts").path)
+            dir = dir.deletingLastPathComponent()
+        }
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/nightscout-to-signalk.lua") }
+    }
+
+    /// Starts every script found in `folder`; errors and prints go to `log`.
+    func start(folder: String, environment: HostEnvironment, logger: Logger, log: DemoLog, sideEffects: SideEffects = .live) async {
+        for name in Self.names {
+            let file = folder + "/" + name
+            guard FileManager.default.fileExists(atPath: file) else {
+                states.withLock { $0[name] = "not found" }
+                continue
+            }
+            var options = LuaOptions()
+            options.name = name
+            options.scriptDirectory = folder
+            options.output = { log.add("\(name): \($0)") }
+            options.errors = { error in log.add("error \(name): \(error.message)") }
+            options.warnings = { log.add("warning \(name): \($0)") }
+            let runtime = LuaRuntime(options: options, modules: HostModules.all(
+                config: environment.config, paths: environment.paths, logger: logger, sideEffects: sideEffects))
+            do { try await runtime.start() } catch {
+                states.withLock { $0[name] = "cannot start: \(error)" }
+                continue
+            }
+            states.withLock { $0[name] = "running" }
+            let task = Task { [states] in
+                let outcome = await runtime.run(file: file)
+                states.withLock { $0[name] = outcome.exitCode == 0 ? "finished" : "stopped (exit \(outcome.exitCode))" }
+                if let message = outcome.message { log.add("error \(name): \(message)") }
+                return outcome
+            }
+            running.withLock { $0.append(Running(name: name, runtime: runtime, task: task)) }
+        }
+    }
+
+    /// Each script's state in plain words.
+    var summary: [(String, String)] { states.withLock { s in Self.names.map { ($0, s[$0] ?? "not started") } } }
+
+    /// Interrupts every script and waits for it to end.
+    func stop() async {
+        let all = running.withLock { $0 }
+        for r in all { r.runtime.interrupt() }
+        for r in all {
+            _ = await r.task.value
+            await r.runtime.close()
+        }
+    }
+}

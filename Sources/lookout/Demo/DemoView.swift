@@ -1,0 +1,46 @@
+import Foundation
+import LookoutHost
+import LookoutSim
+
+/// What the demo shows, redrawn every second on a terminal: the BG chart, the latest reading, the
+/// Signal K side of the bridge, each script's state and the last log lines.
+struct DemoView {
+    let nightscoutURL: URL
+    let signalKURL: URL
+    var width = 64
+
+    struct Snapshot {
+        var entries: [(date: Double, sgv: Double, direction: String)]
+        var boat: [(String, String)]
+        var scripts: [(String, String)]
+        var alerts: [String]
+        var log: [String]
+    }
+
+    func render(_ s: Snapshot, color: Bool) -> String {
+        var out = ["Lookout demo: simulated CGM and boat data, no accounts; one reading every few seconds stands for",
+                   "five minutes of a night. Ctrl-C stops it.",
+                   "Nightscout \(nightscoutURL.absoluteString)   Signal K \(signalKURL.absoluteString)", ""]
+        var chartOptions = ChartOptions()
+        chartOptions.low = 70
+        chartOptions.high = 180
+        chartOptions.minimum = 40
+        chartOptions.maximum = 200
+        chartOptions.unit = "mg/dL"
+        let series = ChartSeries(points: s.entries.map { .init(time: $0.date, value: $0.sgv) }, hasTimes: true)
+        var chart = TerminalChart(width: width, height: 10)
+        chart.color = color
+        out.append(chart.render(series, options: chartOptions))
+        if let last = s.entries.last {
+            let age = Int(Date().timeIntervalSince1970 - last.date / 1000)
+            out.append(String(format: "BG %.0f mg/dL (%.1f mmol/L) %@, %d s old", last.sgv, last.sgv / 18.0182, last.direction, age))
+        }
+        out.append("")
+        out.append("Alerts:  " + (s.alerts.isEmpty ? "none firing" : s.alerts.joined(separator: "; ")))
+        out.append("Signal K: " + (s.boat.isEmpty ? "(nothing published yet)" : s.boat.map { "\($0.0) = \($0.1)" }.joined(separator: ", ")))
+        out.append("Scripts: " + s.scripts.map { "\($0.0) \($0.1)" }.joined(separator: " · "))
+        out.append("")
+        out += s.log
+        return out.joined(separator: "\n")
+    }
+}
