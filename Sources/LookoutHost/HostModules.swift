@@ -16,6 +16,7 @@ public enum HostModules {
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
             SignalKModule(config: config, paths: paths),
+            GarminModule(config: config, paths: paths),
         ]
     }
 }
