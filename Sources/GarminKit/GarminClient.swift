@@ -54,6 +54,21 @@ public actor GarminClient {
         }
     }
 
+    /// A client following garth's environment: `GARTH_HOME` is the token directory (loaded now,
+    /// saved on login and refresh), `GARTH_TOKEN` a `dumps()` string loaded into memory; both set
+    /// is an error. Without either, `configuration.tokenDirectory` is used as given.
+    public static func fromEnvironment(
+        _ configuration: GarminConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
+        transport: GarminTransport = .asyncHTTPClient(), logger: Logger = Logger(label: "GarminKit")
+    ) async throws -> GarminClient {
+        let (dir, tokens) = try GarminTokenStore.fromEnvironment(environment)
+        var configuration = configuration
+        if let dir { configuration.tokenDirectory = dir }
+        let client = try GarminClient(configuration: configuration, transport: transport, logger: logger)
+        if dir == nil, let tokens { try await client.setTokens(tokens) }
+        return client
+    }
+
     var oauth: GarminOAuth { GarminOAuth(configuration: configuration, transport: transport, now: now, logger: logger) }
     var sso: GarminSSO { GarminSSO(configuration: configuration, transport: transport, oauth: oauth, logger: logger) }
 

@@ -97,6 +97,30 @@ final class RefreshTests: XCTestCase {
         XCTAssertNotNil(refreshedProfile)
     }
 
+    func testGarthEnvironmentVariables() async throws {
+        let (_, url) = try await GarminSims.shared.sim("main")
+        let dir = GarminTest.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let c = try await GarminClient.fromEnvironment(.local(url), environment: ["GARTH_HOME": dir.path])
+        guard case .success = try await c.login(email: GarminTest.email, password: GarminTest.password) else {
+            return XCTFail("expected success")
+        }
+        XCTAssertNotNil(try GarminTokenStore.load(from: dir).oauth1, "login saved to GARTH_HOME")
+        let dumped = GarminTokenStore.dumps(await c.tokens)
+        let fromToken = try await GarminClient.fromEnvironment(.local(url), environment: ["GARTH_TOKEN": dumped])
+        let status = await fromToken.status()
+        XCTAssertTrue(status.loggedIn)
+        XCTAssertNil(status.directory)
+        let viaToken = try await fromToken.profile()
+        XCTAssertNotNil(viaToken)
+        do {
+            _ = try await GarminClient.fromEnvironment(.local(url), environment: ["GARTH_TOKEN": dumped, "GARTH_HOME": dir.path])
+            XCTFail("expected an error")
+        } catch let e as GarminError {
+            XCTAssertEqual(e, .invalidConfiguration("GARTH_HOME and GARTH_TOKEN cannot both be set"))
+        }
+    }
+
     func testLogoutRemovesFiles() async throws {
         let (_, url) = try await GarminSims.shared.sim("main")
         let dir = GarminTest.tempDir()
