@@ -86,6 +86,13 @@ public struct GarminDate: Sendable, Equatable, Hashable, CustomStringConvertible
         return GarminDate(d.addingTimeInterval(Double(days) * 86400))
     }
 
+    /// Whole days from this date to `other` (negative when `other` is earlier).
+    public func days(to other: GarminDate) -> Int {
+        let a = Self.calendar.date(from: Self.components(text)) ?? Date()
+        let b = Self.calendar.date(from: Self.components(other.text)) ?? Date()
+        return Int((b.timeIntervalSince(a) / 86400).rounded())
+    }
+
     /// `YYYY-MM-DD`.
     public var description: String { text }
 

@@ -189,9 +189,20 @@ extension GarminClient {
     public func bodyBattery(date: GarminDate) async throws -> [GarminBodyBatteryEvent] {
         try await get(.bodyBattery(date), as: [GarminBodyBatteryEvent].self) ?? []
     }
-    /// Daily steps from `start` to `end` (at most 28 days per call).
+    /// Daily steps from `start` to `end`, ascending. Longer ranges are read in 28-day pages,
+    /// newest first, stopping at the first empty page (garth's `stats` paging, spec §13).
     public func steps(from start: GarminDate, to end: GarminDate) async throws -> [GarminDailySteps] {
-        try await get(.steps(from: start, to: end), as: [GarminDailySteps].self) ?? []
+        guard start.days(to: end) >= 0 else { throw GarminError.invalidConfiguration("steps: \(end) is before \(start)") }
+        var result: [GarminDailySteps] = []
+        var pageEnd = end
+        while start.days(to: pageEnd) >= 0 {
+            let pageStart = start.days(to: pageEnd) >= 27 ? pageEnd.adding(days: -27) : start
+            let page = try await get(.steps(from: pageStart, to: pageEnd), as: [GarminDailySteps].self) ?? []
+            if page.isEmpty { break }
+            result = page + result
+            pageEnd = pageStart.adding(days: -1)
+        }
+        return result.sorted { $0.calendarDate < $1.calendarDate }
     }
     /// HRV of a date (nil: 204, no data).
     public func hrv(date: GarminDate) async throws -> GarminHRV? { try await get(.hrv(date), as: GarminHRV.self) }

@@ -128,10 +128,11 @@ final class GarminModuleTests: XCTestCase {
             print(pcall(plain.heart_rate, plain, "20-11-2026"))
             print(pcall(plain.activities, plain, { limit = "ten" }))
             print(pcall(plain.get, plain, "no-slash"))
+            print(pcall(plain.steps, plain, "2026-01-01", "2026-03-01"))
             print(pcall(plain.login, plain, { mfa = 5 }))
             print(tostring(plain):match("^garmin client plain") ~= nil)
             """)
-        XCTAssertEqual(lines.count, 11, "\(lines)")
+        XCTAssertEqual(lines.count, 12, "\(lines)")
         XCTAssertEqual(lines[0], "mfa\tnil\tmfa_required\tmfa_required")
         XCTAssertEqual(lines[1], "429\trate_limited\t30.0\t429\ttrue")
         XCTAssertEqual(lines[2], "404\thttp\t404")
@@ -141,8 +142,9 @@ final class GarminModuleTests: XCTestCase {
         XCTAssertTrue(lines[6].hasPrefix("false\t") && lines[6].contains("expected a date \"YYYY-MM-DD\""), lines[6])
         XCTAssertTrue(lines[7].contains("opts.limit"), lines[7])
         XCTAssertTrue(lines[8].contains("path must start with '/'"), lines[8])
-        XCTAssertTrue(lines[9].contains("opts.mfa: expected a function"), lines[9])
-        XCTAssertEqual(lines[10], "true")
+        XCTAssertTrue(lines[9].contains("at most 28 days per call"), lines[9])
+        XCTAssertTrue(lines[10].contains("opts.mfa: expected a function"), lines[10])
+        XCTAssertEqual(lines[11], "true")
     }
 
     func testTokensFromGarminKitAreUsedAndSharedRefreshIsKept() async throws {

@@ -18,7 +18,8 @@ extension GarminAccount {
                 try fetch(call, "steps") { call in
                     let start = try date(call, 1)
                     let end = call.isNil(2) ? start : try date(call, 2)
-                    guard start.text <= end.text else { throw call.argumentError(2, "end date is before the start date") }
+                    guard start.days(to: end) >= 0 else { throw call.argumentError(2, "end date is before the start date") }
+                    guard start.days(to: end) < 28 else { throw call.argumentError(2, "at most 28 days per call") }
                     return .steps(from: start, to: end)
                 }
             },
