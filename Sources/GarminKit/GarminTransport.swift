@@ -48,10 +48,20 @@ public struct GarminHTTPResponse: Sendable {
     /// The body as text.
     public var text: String { String(decoding: body, as: UTF8.self) }
 
-    /// `Retry-After` in seconds (delta-seconds only), if present.
-    public var retryAfter: TimeInterval? {
-        guard let v = header("Retry-After")?.trimmingCharacters(in: .whitespaces), let s = Double(v), s >= 0 else { return nil }
-        return s
+    /// `Retry-After` in seconds: delta-seconds, or an HTTP date (seconds from now, at least 0);
+    /// nil when absent or unreadable.
+    public var retryAfter: TimeInterval? { retryAfter(now: Date()) }
+
+    /// `Retry-After` relative to `now`.
+    public func retryAfter(now: Date) -> TimeInterval? {
+        guard let v = header("Retry-After")?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+        if let s = Double(v) { return s >= 0 ? s : nil }
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "GMT")
+        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = f.date(from: v) else { return nil }
+        return max(0, date.timeIntervalSince(now))
     }
 }
 

@@ -98,6 +98,17 @@ final class HostileServerTests: XCTestCase {
             expect: .http(status: 401, body: "oauth_token_secret=***", url: "http://127.0.0.1:9/oauth-service/oauth/preauthorized"))
     }
 
+    func testRetryAfterForms() {
+        func r(_ v: String) -> TimeInterval? {
+            GarminHTTPResponse(status: 429, headers: [("retry-after", v)]).retryAfter(now: Date(timeIntervalSince1970: 1_700_000_000))
+        }
+        XCTAssertEqual(r("120"), 120)
+        XCTAssertEqual(r("Tue, 14 Nov 2023 22:16:40 GMT"), 200)
+        XCTAssertEqual(r("Tue, 14 Nov 2023 22:00:00 GMT"), 0)
+        XCTAssertNil(r("-5"))
+        XCTAssertNil(r("soon"))
+    }
+
     func testMalformedAPIJSONAndNoLoopOnLoginFailure() async throws {
         let script = Script { req in
             req.url.path == "/mobile/api/login" ? Self.json(429, "") : Self.json(200, "{\"truncated\": [1, 2")
