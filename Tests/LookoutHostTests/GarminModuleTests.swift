@@ -107,10 +107,14 @@ final class GarminModuleTests: XCTestCase {
 
     func testErrorKinds() async throws {
         await sim.injectFault(status: 429, pathPrefix: "/userprofile-service/socialProfile", count: 1, retryAfter: 30)
-        let lines = try await run("""
+        var lines = try await run("""
             local me = assert(garmin.client "me")
             local ok, err = me:login()
             print("mfa", ok, err.code, err.kind)
+            ok, err = me:login { mfa = function() return nil end }
+            print("mfa-nil", ok, err.code)
+            ok, err = me:login { mfa = function() return 111 end }
+            print("mfa-wrong", ok, err.code, err.message)
             local plain = assert(garmin.client "plain")
             assert(plain:login())
             local _, e = plain:profile()
@@ -132,8 +136,11 @@ final class GarminModuleTests: XCTestCase {
             print(pcall(plain.login, plain, { mfa = 5 }))
             print(tostring(plain):match("^garmin client plain") ~= nil)
             """)
-        XCTAssertEqual(lines.count, 12, "\(lines)")
+        XCTAssertEqual(lines.count, 14, "\(lines)")
         XCTAssertEqual(lines[0], "mfa\tnil\tmfa_required\tmfa_required")
+        XCTAssertEqual(lines[1], "mfa-nil\tnil\tmfa_required")
+        XCTAssertEqual(lines[2], "mfa-wrong\tnil\tauth\tthe MFA code was rejected")
+        lines.removeFirst(2)
         XCTAssertEqual(lines[1], "429\trate_limited\t30.0\t429\ttrue")
         XCTAssertEqual(lines[2], "404\thttp\t404")
         XCTAssertEqual(lines[3], "net\tnetwork")

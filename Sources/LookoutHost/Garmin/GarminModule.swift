@@ -65,6 +65,7 @@ struct GarminModule: LuaModule {
           if pending == nil then return nil, err end
           if pending == true then return true end
           local code = handler()
+          if code == nil then code = "" end  -- no code: finish answers nil, err (mfa_required)
           if type(code) == "number" then code = string.format("%d", code) end
           if type(code) ~= "string" then
             error("garmin login: the MFA handler must return the code as a string, got " .. type(code), 2)

@@ -39,7 +39,8 @@ local Client = {}
 
 --- Logs in with the profile's email and password and saves the tokens.
 --- Context: task only (waits).
---- Notes: without `mfa`, an MFA account returns `nil, err` with `err.code == "mfa_required"`.
+--- Notes: without `mfa`, or when it returns nil, an MFA account returns `nil, err` with
+--- `err.code == "mfa_required"`; a wrong code returns `err.code == "auth"`.
 --- ```lua
 --- assert(me:login { mfa = function() return io.read() end })
 --- ```
