@@ -45,6 +45,7 @@ let package = Package(
             name: "LookoutHost",
             dependencies: [
                 "Lua", "LuaShim", "CLua", "NightscoutKit", "SignalKKit",
+                "GarminKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -71,6 +72,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
+        // Garmin Connect client: SSO, OAuth1/OAuth2 tokens (garth's format), Connect API (knows nothing of Lua).
+        .target(
+            name: "GarminKit",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         // Spec-faithful local servers (Nightscout first). Shares no model code with any Kit.
         .target(
             name: "LookoutSim",
@@ -85,6 +95,7 @@ let package = Package(
             name: "lookout",
             dependencies: [
                 "LookoutHost", "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
+                "GarminKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -103,6 +114,7 @@ let package = Package(
             name: "LookoutHostTests",
             dependencies: [
                 "LookoutHost", "Lua", "LookoutTestSupport", "NightscoutKit", "SignalKKit", "LookoutSim",
+                "GarminKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -116,6 +128,9 @@ let package = Package(
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
         .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(
+            name: "GarminKitTests",
+            dependencies: ["GarminKit", "LookoutSim", "LookoutTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutSim", "LookoutTestSupport"]),
     ]
 )

@@ -19,6 +19,7 @@ public enum HostModules {
             OutboxModule(paths: paths),
             SignalKModule(config: config, paths: paths),
             ChartModule(paths: paths),
+            GarminModule(config: config, paths: paths),
         ]
     }
 }

@@ -65,16 +65,9 @@ struct NightscoutResponder: HTTPResponder {
     let sim: NightscoutSimulator
 
     func respond(to request: Request, context: SimRequestContext) async throws -> Response {
-        var request = request
-        let body = try await request.collectBody(upTo: 60 * 1024 * 1024)
-        var headers: [String: String] = [:]
-        for f in request.headers { headers[f.name.canonicalName.lowercased()] = f.value }
-        let path = request.uri.path
-        let segs = path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
-        let req = SimRequest(
-            method: request.method.rawValue, path: path, segments: segs,
-            query: SimRequest.parseQuery(request.uri.query), headers: headers, body: Data(buffer: body),
-            client: context.client)
+        let req = try await SimRequest.collect(request, context: context, limit: 60 * 1024 * 1024)
+        let path = req.path
+        let headers = req.headers
 
         let fault = await sim.faults.next(path: path)
         if let ms = fault.latencyMs, ms > 0 { try? await Task.sleep(for: .milliseconds(ms)) }

@@ -25,6 +25,7 @@ struct Lookout: AsyncParsableCommand {
             DiscoverCommand.self,
             DoctorCommand.self,
             DemoCommand.self,
+            GarminCommand.self,
         ])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.

@@ -8,7 +8,15 @@ struct SimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sim",
         abstract: "Run a local simulator of a service, for trying scripts without an account.",
-        subcommands: [NightscoutSimCommand.self, SignalKSimCommand.self])
+        subcommands: [NightscoutSimCommand.self, SignalKSimCommand.self, GarminSimCommand.self])
+
+    /// Returns after SIGINT or SIGTERM.
+    static func waitForInterrupt() async {
+        let stopped = AsyncStream<Void>.makeStream()
+        let signals = SignalWatcher { _ in stopped.continuation.finish() }
+        for await _ in stopped.stream {}
+        signals.cancel()
+    }
 }
 
 /// `lookout sim nightscout`.
@@ -87,10 +95,7 @@ struct NightscoutSimCommand: AsyncParsableCommand {
             say("token \(parts[0]) (\(roles.joined(separator: ", "))): \(accessToken)")
         }
         say("serving until Ctrl-C")
-        let stopped = AsyncStream<Void>.makeStream()
-        let signals = SignalWatcher { _ in stopped.continuation.finish() }
-        for await _ in stopped.stream {}
-        signals.cancel()
+        await SimCommand.waitForInterrupt()
         await simulator.stop()
     }
 }
