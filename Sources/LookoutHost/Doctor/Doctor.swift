@@ -1,4 +1,5 @@
 import Foundation
+import GarminKit
 import Lua
 import NightscoutKit
 import SignalKKit
@@ -45,6 +46,7 @@ public struct Doctor: Sendable {
         guard case .success(let config) = config else { return checks }
         for name in config.profiles(service: "nightscout") { add(await nightscout(name, config: config)) }
         for name in config.profiles(service: "signalk") { add(await signalk(name, config: config)) }
+        for name in config.profiles(service: "garmin") { add(await garmin(name, config: config)) }
         return checks
     }
 
@@ -145,6 +147,28 @@ public struct Doctor: Sendable {
             return DoctorCheck(subject, .failure, "\(server): \(e)")
         } catch {
             return DoctorCheck(subject, .failure, "\(server): \(error)")
+        }
+    }
+
+    func garmin(_ name: String, config: HostConfig) async -> DoctorCheck {
+        let subject = "garmin.\(name)"
+        let client: GarminClient
+        do {
+            let connection = try GarminConnection.profile(name, config: config, paths: paths, environment: environment)
+            client = try GarminClient(configuration: connection.configuration)
+        } catch {
+            return DoctorCheck(subject, .failure, Self.plain(error))
+        }
+        let status = await client.status()
+        guard status.loggedIn else {
+            return DoctorCheck(subject, .failure, "not logged in: run `lookout garmin login \(name)`")
+        }
+        do {
+            _ = try await client.json(.profile)
+            let expiry = await client.status().oauth2ExpiresAt.map { "; access token valid for \(Self.age(max(0, $0.timeIntervalSinceNow)))" } ?? ""
+            return DoctorCheck(subject, .ok, "logged in (\(status.domain ?? "garmin.com"))\(expiry)")
+        } catch {
+            return DoctorCheck(subject, .failure, "the Connect API refused or failed: \(error)")
         }
     }
 
