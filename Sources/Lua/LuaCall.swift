@@ -211,7 +211,7 @@ public struct LuaCall {
         deliver: @escaping (LuaStack, T) -> Int32
     ) throws(LuaRaise) -> LuaReturn {
         try engine.beginWait(
-            in: self, what: what,
+            in: self, what: what, hostWork: true,
             deliver: { engine, stack, result in
                 switch result {
                 case .success(let value): return deliver(stack, value as! T)
