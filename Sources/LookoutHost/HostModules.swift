@@ -10,7 +10,7 @@ public enum HostModules {
     ///   - sideEffects: `.record(log)` makes modules that reach outside record instead of send.
     public static func all(config: HostConfig, paths: LookoutPaths, logger: Logger,
                            confirmation: RemoteConfirmation? = nil, sideEffects: SideEffects = .live) -> [any LuaModule] {
-        [
+        let modules: [any LuaModule] = [
             LogModule(logger: logger),
             ConfigModule(config: config),
             HTTPModule(),
@@ -19,5 +19,7 @@ public enum HostModules {
             OutboxModule(paths: paths),
             SignalKModule(config: config, paths: paths),
         ]
+        guard sideEffects.log != nil else { return modules }
+        return modules.map { SideEffectsScope(module: $0, sideEffects: sideEffects) }
     }
 }

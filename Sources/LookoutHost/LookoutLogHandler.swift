@@ -6,11 +6,14 @@ public struct LookoutLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
     private let label: String
+    private let clock: @Sendable () -> Date
 
-    /// A handler for `label` showing `level` and above.
-    public init(label: String, level: Logger.Level) {
+    /// A handler for `label` showing `level` and above; times come from `clock` (a script's
+    /// `engine.clock.now`, virtual under `lookout test`).
+    public init(label: String, level: Logger.Level, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.label = label
         self.logLevel = level
+        self.clock = clock
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -21,7 +24,7 @@ public struct LookoutLogHandler: LogHandler {
     public func log(event: LogEvent) {
         let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let who = all["script"].map { "\($0)" } ?? label
-        let time = Date().formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits).second(.twoDigits))
+        let time = clock().formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits).second(.twoDigits))
         let level = event.level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
         FileHandle.standardError.write(Data("\(time) \(level) \(who): \(event.message)\n".utf8))
     }

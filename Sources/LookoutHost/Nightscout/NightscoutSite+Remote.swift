@@ -99,6 +99,7 @@ extension NightscoutSite {
             : (try? NightscoutTimeArgument.duration(opts["wait"] ?? .int(300), what: "")) ?? 300
         let engine = call.engine
         let description = AuditCommand(command).description
+        if let recorded = SideEffectRecorder.remote(call, site: label, command: description, invalid: shown) { return recorded }
         return try wait(call, "nightscout \(command.kind)", {
             let guardian = try remote.guardian()
             switch await guardian.authorize(command, site: queue, source: source) {

@@ -89,6 +89,7 @@ final class SignalKLuaBoat: LuaObject {
             do { value = try SignalKLuaValues.skValue(try call.value(2)) } catch let e as LuaConversionError {
                 throw call.argumentError(2, e.description)
             }
+            if let recorded = SideEffectRecorder.put(call, boat: boat.label, path: path, value: value) { return recorded }
             let rest = boat.rest
             return try wait(call, "signalk put \(path)", { try await rest.put(path, value: value) }) { stack, result in
                 var fields: [String: LuaValue] = ["state": .text(result.state), "statusCode": .int(Int64(result.statusCode))]
