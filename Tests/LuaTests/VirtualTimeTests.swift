@@ -76,6 +76,20 @@ final class VirtualTimeTests: XCTestCase {
         XCTAssertEqual(transcript.lines, ["0.05\t0\tfalse", "7200\ttrue"])
     }
 
+    func testEventWaitsDoNotHoldTheClock() async throws {
+        // A task waiting for a stream's next message must not freeze the night.
+        let time = LuaVirtualTime(start: start)
+        let (transcript, outcome) = try await runVirtual("""
+            local testkit = require "testkit"
+            local t0, got = os.time(), nil
+            task.spawn(function() testkit.event_wait(0.2); got = os.time() - t0; print("event", got) end)
+            sleep "2h"
+            print(os.time() - t0, got)
+            """, time: time)
+        XCTAssertEqual(outcome.exitCode, 0, "\(transcript.errors)")
+        XCTAssertEqual(transcript.lines, ["7200\tnil", "event\t7200"])
+    }
+
     func testAdvanceHandlerSeesEachJump() async throws {
         let time = LuaVirtualTime(start: start)
         let jumps = LockedJumps()
