@@ -94,15 +94,32 @@ final class TestCommandTests: CLITestCase, @unchecked Sendable {
             return {
               name = "drag", hours = 5, start = "2026-01-10T22:00:00Z",
               boat = { anchor = { lat = 59.85, lon = 10.64 }, radius = 40, every = "1m", swing = 0,
-                       points = { {"0m", 10}, {"3h", 10}, {"3h20m", 60}, {"4h", 200} } },
+                       points = { {"0m", 10}, {"3h", 10}, {"3h20m", 70}, {"4h", 200} } },
               garmin = { heart_rate = { 60 } },
               expect = { { signalk = "notifications.anchor", within = "10m", of = "drift > 45" } },
             }
             """)
         let result = try lookout(["test", "anchor.lua", "--scenario", "drag.lua"], timeout: 120)
         assertExit(result, 0)
-        XCTAssertTrue(result.stdout.contains("signalk.put"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("+03:12    signalk.put        boat       put notifications.anchor"),
+                      "boat:get reads what the simulator has at virtual now (43 m at +03:11, 46 m at +03:12)\n\(result.stdout)")
         XCTAssertTrue(result.stdout.contains("notice: the scenario's garmin section is ignored"), result.stdout)
+    }
+
+    func testSameNightSameTimeline() throws {
+        try writeFile("low.lua", lowWatch)
+        try writeFile("night.lua", scenario.replacingOccurrences(of: "%@", with: "")
+            .replacingOccurrences(of: "noise = 0", with: "noise = 3, seed = 9"))
+        var timelines: [String] = []
+        for _ in 0..<3 {
+            let result = try lookout(["test", "low.lua", "--scenario", "night.lua", "--json"], timeout: 120)
+            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.description)
+            let timeline = try JSONSerialization.data(withJSONObject: json["timeline"] ?? [], options: [.sortedKeys])
+            timelines.append(String(decoding: timeline, as: UTF8.self))
+        }
+        XCTAssertTrue(timelines[0].contains("LOW"), timelines[0])
+        XCTAssertEqual(timelines[1], timelines[0])
+        XCTAssertEqual(timelines[2], timelines[0])
     }
 
     func testUsageErrors() throws {

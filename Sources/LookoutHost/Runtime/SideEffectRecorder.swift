@@ -29,7 +29,10 @@ public enum SideEffectRecorder {
 
     static func text(_ body: Data?) -> String {
         guard let body else { return "" }
-        let text = String(decoding: body, as: UTF8.self)
+        // Sorted keys: the same document reads the same in every run (timelines are compared).
+        let sorted = (try? JSONSerialization.jsonObject(with: body))
+            .flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .withoutEscapingSlashes]) }
+        let text = String(decoding: sorted ?? body, as: UTF8.self)
         return text.count > bodyLimit ? String(text.prefix(bodyLimit)) + "…" : text
     }
 

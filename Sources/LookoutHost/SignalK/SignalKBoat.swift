@@ -74,8 +74,9 @@ final class SignalKLuaBoat: LuaObject {
             let boat = try boat(call)
             let path = try call.string(1)
             let stream = boat.stream, rest = boat.rest
+            let cached = call.engine.clock.virtual == nil  // virtual time (lookout test): what the server has now
             return try wait(call, "signalk get \(path)", {
-                if let v = await stream.store.value(path) { return v }
+                if cached, let v = await stream.store.value(path) { return v }
                 return SignalKLuaValues.leafValue(try await rest.get(path))
             }) { stack, value in
                 SignalKLuaValues.push(value, on: stack.L)

@@ -21,11 +21,11 @@ public enum BuiltinScenarios {
     }
 
     static let overnightLow = """
-        -- A slow slide after a long evening: glucose drifts from 145 to about 50 mg/dL between
-        -- 01:00 and 02:45 and recovers by 04:00 (the shape of the simulator's overnightLow).
+        -- A slow slide after a long evening: glucose drifts from 145 down to about 50 mg/dL at
+        -- 02:15-02:45 and recovers by 04:00 (the shape of the simulator's overnightLow).
         return {
           name = "overnight-low",
-          description = "glucose slides below 55 mg/dL after 01:45 and stays there ~45 minutes",
+          description = "glucose slides below 55 mg/dL at about 02:10 and stays there ~45 minutes",
           start = "2026-01-10T22:00:00Z", hours = 8,
           bg = { noise = 2, seed = 11, points = {
             {"0m", 145}, {"1h", 132}, {"2h", 112}, {"3h", 86}, {"3h45m", 62}, {"4h15m", 52},
