@@ -90,6 +90,8 @@ final class ScenarioTests: XCTestCase {
         let effects = [notify(s, 80, id: "urgent-low", severity: "warning")]
         let results = ScenarioReport(scenario: s, script: "t.lua", effects: effects, scriptErrors: [], notices: [], realSeconds: 0).results
         XCTAssertEqual(results.map(\.passed), [true, false])
+        let text = ScenarioReport(scenario: s, script: "t.lua", effects: effects, scriptErrors: [], notices: [], realSeconds: 0).text
+        XCTAssertTrue(text.contains("+01:20    notify             phone      Urgent low [urgent-low, warning]"), text)
         let fired = s.expectations[0].evaluate([notify(s, 10, id: "high")], scenario: s)
         XCTAssertFalse(fired.passed)
     }

@@ -59,6 +59,13 @@ public struct ScenarioReport: Sendable, Codable {
         passed = results.allSatisfy(\.passed) && scriptErrors.isEmpty
     }
 
+    /// ` [urgent-low, urgent]` for a notification whose summary does not already say so.
+    static func alertTag(_ e: Entry) -> String {
+        guard e.kind == "notify" else { return "" }
+        let tags = [e.details["alert_id"], e.details["severity"]].compactMap { $0 }.filter { !e.summary.contains($0) }
+        return tags.isEmpty ? "" : " [\(tags.joined(separator: ", "))]"
+    }
+
     static func iso(_ d: Date) -> String { ISO8601DateFormatter().string(from: d) }
 
     /// `+02:35` (hours and minutes since `start`; `-00:10` before it).
@@ -78,7 +85,7 @@ public struct ScenarioReport: Sendable, Codable {
         for e in timeline {
             let kind = e.kind.padding(toLength: 18, withPad: " ", startingAt: 0)
             let target = e.target.padding(toLength: 10, withPad: " ", startingAt: 0)
-            lines.append("  \(e.offset.padding(toLength: 9, withPad: " ", startingAt: 0)) \(kind) \(target) \(e.summary)")
+            lines.append("  \(e.offset.padding(toLength: 9, withPad: " ", startingAt: 0)) \(kind) \(target) \(e.summary)\(Self.alertTag(e))")
         }
         if !scriptErrors.isEmpty {
             lines.append("")
