@@ -90,6 +90,18 @@ final class VirtualTimeTests: XCTestCase {
         XCTAssertEqual(transcript.lines, ["7200\tnil", "event\t7200"])
     }
 
+    func testYieldingTasksHoldTheClockUntilTheirTurn() async throws {
+        // A bare coroutine.yield() lets others run; virtual time must not jump meanwhile.
+        let (transcript, outcome) = try await runVirtual("""
+            local n, t0 = 0, os.time()
+            task.spawn(function() for _ = 1, 100 do coroutine.yield(); n = n + 1 end end)
+            sleep "1m"
+            print(n, os.time() - t0)
+            """, time: LuaVirtualTime(start: start))
+        XCTAssertEqual(outcome.exitCode, 0, "\(transcript.errors)")
+        XCTAssertEqual(transcript.lines, ["100\t60"])
+    }
+
     func testAdvanceHandlerSeesEachJump() async throws {
         let time = LuaVirtualTime(start: start)
         let jumps = LockedJumps()
