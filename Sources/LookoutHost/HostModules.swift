@@ -10,7 +10,7 @@ public enum HostModules {
     ///   - sideEffects: `.record(log)` makes modules that reach outside record instead of send.
     public static func all(config: HostConfig, paths: LookoutPaths, logger: Logger,
                            confirmation: RemoteConfirmation? = nil, sideEffects: SideEffects = .live) -> [any LuaModule] {
-        [
+        let modules: [any LuaModule] = [
             LogModule(logger: logger),
             ConfigModule(config: config),
             HTTPModule(),
@@ -21,5 +21,7 @@ public enum HostModules {
             ChartModule(paths: paths),
             GarminModule(config: config, paths: paths),
         ]
+        guard sideEffects.log != nil else { return modules }
+        return modules.map { SideEffectsScope(module: $0, sideEffects: sideEffects) }
     }
 }

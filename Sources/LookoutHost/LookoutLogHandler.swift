@@ -6,11 +6,14 @@ public struct LookoutLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
     private let label: String
+    private let clock: @Sendable () -> Date
 
-    /// A handler for `label` showing `level` and above.
-    public init(label: String, level: Logger.Level) {
+    /// A handler for `label` showing `level` and above; times come from `clock` (a script's
+    /// `engine.clock.now`, virtual under `lookout test`).
+    public init(label: String, level: Logger.Level, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.label = label
         self.logLevel = level
+        self.clock = clock
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -22,7 +25,7 @@ public struct LookoutLogHandler: LogHandler {
         let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let who = all["script"].map { "\($0)" } ?? label
         // 24-hour local time whatever the locale (the date style's hour follows the locale's 12/24 h).
-        let c = Calendar.current.dateComponents([.hour, .minute, .second], from: Date())
+        let c = Calendar.current.dateComponents([.hour, .minute, .second], from: clock())
         let time = String(format: "%02d:%02d:%02d", c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
         let level = event.level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
         FileHandle.standardError.write(Data("\(time) \(level) \(who): \(event.message)\n".utf8))

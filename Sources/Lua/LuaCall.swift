@@ -205,13 +205,17 @@ public struct LuaCall {
     ///
     /// Raises, before anything starts, when the calling code cannot yield (a `table.sort`
     /// comparator, a `string.gsub` callback, `__tostring`, the top level of a required file).
+    ///
+    /// Under virtual time (`LuaClock.virtual`) the clock stands still while `operation` runs,
+    /// unless `event` is true: a wait for something from outside that may never come (a stream's
+    /// next message) lets virtual time move on.
     public func wait<T: Sendable>(
-        _ what: String,
+        _ what: String, event: Bool = false,
         _ operation: @escaping @Sendable () async throws -> T,
         deliver: @escaping (LuaStack, T) -> Int32
     ) throws(LuaRaise) -> LuaReturn {
         try engine.beginWait(
-            in: self, what: what,
+            in: self, what: what, hostWork: !event,
             deliver: { engine, stack, result in
                 switch result {
                 case .success(let value): return deliver(stack, value as! T)

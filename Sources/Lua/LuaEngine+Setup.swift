@@ -79,6 +79,15 @@ extension LuaEngine {
                 throw LuaRaise(LuaEngine.exitMessage)
             },
         ])
+        if options.clock.virtual != nil {
+            // os.time() and os.date() read the virtual clock (whole seconds, as os.time does).
+            let clock = options.clock
+            pushFunction("virtual_now") { call in
+                call.stack.push(Int64(clock.now().timeIntervalSince1970.rounded(.down)))
+                return .values(1)
+            }
+            s.setField("virtual_now", in: -2)
+        }
         lua_pushlightuserdata(L, shim_await_token())
         s.setField("await_token", in: -2)
         s.push(options.trusted)

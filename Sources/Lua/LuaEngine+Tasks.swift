@@ -50,6 +50,7 @@ extension LuaEngine {
             ready = yielded
             yielded = []
             let runtime = self.runtime
+            executor.hold()  // released by drainLater: virtual time waits for the turn
             Task { await runtime.drainLater() }
         }
         checkIdle()
@@ -85,6 +86,10 @@ extension LuaEngine {
             } else if let wait = task.wait, !wait.started {
                 task.status = .waiting
                 wait.started = true
+                if wait.hostWork, executor.isVirtual {
+                    executor.hold()
+                    wait.holdsClock = true
+                }
                 wait.cancel = wait.start(self, wait.id)
             } else {
                 lua_pushstring(co, "internal error: a task waited without work to wait for")
@@ -132,6 +137,7 @@ extension LuaEngine {
     func finish(_ task: LuaTask, _ status: LuaTask.Status) {
         if let wait = task.wait {
             waits[wait.id] = nil
+            releaseClock(of: wait)
             wait.cancel?()
             task.wait = nil
         }
@@ -158,6 +164,7 @@ extension LuaEngine {
         critical {
             if let wait = task.wait {
                 waits[wait.id] = nil
+                releaseClock(of: wait)
                 wait.cancel?()
                 task.wait = nil
             }
@@ -183,7 +190,7 @@ extension LuaEngine {
     /// Parks the running task on a wait. `start` runs once the task has yielded all the way to the
     /// scheduler and returns how to cancel the work; `deliver` pushes the results.
     func beginWait(
-        in call: LuaCall, what: String,
+        in call: LuaCall, what: String, hostWork: Bool = false,
         deliver: @escaping (LuaEngine, LuaStack, Result<any Sendable, any Error>) -> Int32,
         start: @escaping (LuaEngine, UInt64) -> (() -> Void)
     ) throws(LuaRaise) -> LuaReturn {
@@ -197,6 +204,7 @@ extension LuaEngine {
         guard task.wait == nil else { throw LuaRaise("internal error: \(call.name) waits twice") }
         let wait = PendingWait(id: nextWaitID, what: what, task: task, start: start, deliver: deliver)
         nextWaitID += 1
+        wait.hostWork = hostWork
         waits[wait.id] = wait
         task.wait = wait
         return .await
@@ -213,6 +221,7 @@ extension LuaEngine {
     /// Ends a wait: pushes its results onto the task and resumes it.
     func complete(wait id: UInt64, result: Result<any Sendable, any Error>) {
         guard !closed, let wait = waits.removeValue(forKey: id) else { return }
+        releaseClock(of: wait)
         let task = wait.task
         guard task.wait === wait, task.status == .waiting else { return }
         task.wait = nil
@@ -228,9 +237,16 @@ extension LuaEngine {
 
     // MARK: Clock
 
+    /// Lets virtual time move again once a wait on host work is over.
+    private func releaseClock(of wait: PendingWait) {
+        guard wait.holdsClock else { return }
+        wait.holdsClock = false
+        executor.release()
+    }
+
     /// Arms an executor timer `seconds` from now; `fire(timers:)` receives `id`.
     func armTimer(id: UInt64, after seconds: Double) {
-        executor.schedule(timer: id, at: shim_now_ns() + Int64(max(0, seconds) * 1e9))
+        executor.schedule(timer: id, at: executor.now + Int64(max(0, seconds) * 1e9))
     }
 
     /// Disarms an executor timer.
@@ -263,7 +279,7 @@ extension LuaEngine {
     /// is stopped by the count hook).
     func armRunDeadline() {
         guard budget.pointee.run_deadline != 0 else { return }
-        executor.schedule(timer: LuaEngine.runDeadlineTimer, at: budget.pointee.run_deadline)
+        executor.schedule(realTimer: LuaEngine.runDeadlineTimer, at: budget.pointee.run_deadline)
     }
 
     private func runDeadlinePassed() {

@@ -46,7 +46,11 @@ public final class LuaEngine {
     public internal(set) var moduleNames: [String] = []
     /// Stub texts (LuaLS `---@meta`) of the registered modules.
     public internal(set) var stubs: [String: String] = [:]
+    /// Values host modules share for this state (e.g. whether side effects are recorded).
+    public var hostContext: [String: any Sendable] = [:]
     let startTime = shim_now_ns()
+    /// `executor.now` when the state was made (`script.uptime()` counts from it; virtual or real).
+    let clockOrigin: Int64
     // REPL state (see LuaRuntime+REPL.swift).
     var replLineCount = 0
     var replLineTask: LuaTask?
@@ -58,6 +62,7 @@ public final class LuaEngine {
         self.executor = executor
         self.options = options
         self.generation = generation
+        clockOrigin = executor.now
         budget = .allocate(capacity: 1)
         budget.initialize(to: ShimBudget())
         budget.pointee.limit = options.memoryLimit > 0 ? options.memoryLimit : 0

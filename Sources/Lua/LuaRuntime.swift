@@ -31,7 +31,7 @@ public actor LuaRuntime {
     public init(options: LuaOptions, modules: [any LuaModule] = []) {
         self.options = options
         self.modules = modules
-        self.executor = LuaThreadExecutor(name: "lua: \(options.name)")
+        self.executor = LuaThreadExecutor(name: "lua: \(options.name)", virtualTime: options.clock.virtual)
         self.budget = BudgetBox()
     }
 
@@ -141,7 +141,10 @@ public actor LuaRuntime {
         try start()
     }
 
-    func drainLater() { current?.drain() }
+    func drainLater() {
+        executor.release()  // the hold taken when the drain was deferred
+        current?.drain()
+    }
 
     /// Delivers the result of Swift work a task waits for.
     public func complete(wait id: UInt64, result: Result<any Sendable, any Error>) {

@@ -66,6 +66,10 @@ final class PendingWait {
     let deliver: (LuaEngine, LuaStack, Result<any Sendable, any Error>) -> Int32
     var cancel: (() -> Void)?
     var started = false
+    /// Swift work that posts the result later (virtual time must not jump while it runs).
+    var hostWork = false
+    /// Whether the wait holds the executor's virtual clock.
+    var holdsClock = false
 
     init(
         id: UInt64, what: String, task: LuaTask,

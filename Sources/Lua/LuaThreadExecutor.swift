@@ -26,10 +26,19 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
     private var stopping = false
     private var threadID: pthread_t?
     private var onTimers: (@Sendable ([UInt64]) -> Void)?
+    /// Virtual time (`LuaClock.virtual`): timer deadlines are on it, and it jumps when idle.
+    private let virtual: LuaVirtualTime?
+    /// Host work under way that may still make Lua work (virtual time does not jump meanwhile).
+    private var holds = 0
+    /// In virtual mode, the one timer that stays on real time (the run's wall-clock limit).
+    private var realTimer: (id: UInt64, deadline: Int64)?
 
     /// Starts the executor's thread.
-    /// - Parameter name: the thread name shown by debuggers and `top -H`.
-    public init(name: String) {
+    /// - Parameters:
+    ///   - name: the thread name shown by debuggers and `top -H`.
+    ///   - virtualTime: run timers on this virtual time instead of the monotonic clock.
+    public init(name: String, virtualTime: LuaVirtualTime? = nil) {
+        virtual = virtualTime
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         #if canImport(Glibc)
@@ -80,8 +89,46 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
         return pthread_equal(threadID, pthread_self()) != 0
     }
 
-    /// Arms a timer: the handler receives `id` once the monotonic clock passes `deadline`.
-    /// - Parameter deadline: `shim_now_ns()` time in nanoseconds.
+    /// Whether timers run on virtual time.
+    public var isVirtual: Bool { virtual != nil }
+
+    /// The time timer deadlines are measured on, in nanoseconds: `shim_now_ns()`, or the virtual
+    /// nanoseconds elapsed.
+    public var now: Int64 {
+        if let virtual { return virtual.elapsed }
+        return shim_now_ns()
+    }
+
+    /// Virtual time: host work started that will post Lua work later (a `call.wait`, a
+    /// deferred drain); the clock does not jump until it is released. A no-op otherwise.
+    public func hold() {
+        guard virtual != nil else { return }
+        pthread_mutex_lock(&mutex)
+        holds += 1
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Ends what `hold()` began.
+    public func release() {
+        guard virtual != nil else { return }
+        pthread_mutex_lock(&mutex)
+        holds -= 1
+        pthread_cond_signal(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Arms a timer on real monotonic time (`shim_now_ns()`), even under virtual time: the
+    /// run's wall-clock limit. Under virtual time there is one such timer at most.
+    public func schedule(realTimer id: UInt64, at deadline: Int64) {
+        guard virtual != nil else { return schedule(timer: id, at: deadline) }
+        pthread_mutex_lock(&mutex)
+        realTimer = (id, deadline)
+        pthread_cond_signal(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Arms a timer: the handler receives `id` once the clock (`now`) passes `deadline`.
+    /// - Parameter deadline: `now` time in nanoseconds.
     public func schedule(timer id: UInt64, at deadline: Int64) {
         pthread_mutex_lock(&mutex)
         timers.insert(deadline: deadline, id: id)
@@ -130,6 +177,10 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
                 jobs.removeAll(keepingCapacity: true)
                 jobHead = 0
             }
+            if let virtual {
+                if runVirtualStep(virtual) { continue }
+                break
+            }
             let now = shim_now_ns()
             let due = timers.popDue(now: now)
             if !due.isEmpty, let handler = onTimers {
@@ -147,6 +198,40 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
             }
         }
         pthread_mutex_unlock(&mutex)
+    }
+
+    /// One turn of the loop under virtual time, with the mutex held and no job queued: fire what
+    /// is due; else, when no host work is under way, jump to the next deadline; else sleep until
+    /// something is posted. Returns false when the thread should exit.
+    private func runVirtualStep(_ virtual: LuaVirtualTime) -> Bool {
+        if let real = realTimer, shim_now_ns() >= real.deadline, let handler = onTimers {
+            realTimer = nil
+            pthread_mutex_unlock(&mutex)
+            handler([real.id])
+            pthread_mutex_lock(&mutex)
+            return true
+        }
+        let due = timers.popDue(now: virtual.elapsed)
+        if !due.isEmpty, let handler = onTimers {
+            pthread_mutex_unlock(&mutex)
+            handler(due)
+            pthread_mutex_lock(&mutex)
+            return true
+        }
+        if stopping { return false }
+        if holds == 0, let next = timers.nextDeadline {
+            pthread_mutex_unlock(&mutex)
+            virtual.advance(to: next)  // runs the advance handler on this thread
+            pthread_mutex_lock(&mutex)
+            return true
+        }
+        if let real = realTimer {
+            var ts = timespec(tv_sec: Int(real.deadline / 1_000_000_000), tv_nsec: Int(real.deadline % 1_000_000_000))
+            pthread_cond_timedwait(&condition, &mutex, &ts)
+        } else {
+            pthread_cond_wait(&condition, &mutex)
+        }
+        return true
     }
 }
 

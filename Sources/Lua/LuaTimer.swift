@@ -64,7 +64,7 @@ final class LuaTimer: LuaObject {
             }
         }
         if repeats {
-            let now = shim_now_ns()
+            let now = engine.executor.now
             let step = Int64(interval * 1e9)
             deadline += step
             if deadline <= now {  // behind (the machine slept): skip to the next tick in the future

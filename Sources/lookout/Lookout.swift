@@ -26,6 +26,7 @@ struct Lookout: AsyncParsableCommand {
             DoctorCommand.self,
             DemoCommand.self,
             GarminCommand.self,
+            TestCommand.self,
         ])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.

@@ -43,6 +43,17 @@ struct TestKitModule: LuaModule {
                     return 1
                 })
             },
+            // Waits like a stream for its next message (an event wait: virtual time moves on).
+            "event_wait": { call in
+                let seconds = try call.number(1)
+                return try call.wait("test event", event: true, {
+                    try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                    return true
+                }, deliver: { stack, value in
+                    stack.push(value)
+                    return 1
+                })
+            },
             // Converts argument 1 to Swift and back (exercises both directions).
             "roundtrip": { call in
                 let value = try call.value(1, name: "value")

@@ -57,7 +57,7 @@ enum NightscoutProfileMethods {
     static func value(_ call: LuaCall, _ kind: ProfileScheduleKind, at n: Int) throws(LuaRaise) -> Double? {
         let at: Date
         do throws(LuaRaise) {
-            at = call.isNil(n) ? Date() : try NightscoutTimeArgument.date(try call.value(n, name: "at"), what: "at")
+            at = call.isNil(n) ? call.engine.clock.now() : try NightscoutTimeArgument.date(try call.value(n, name: "at"), what: "at")
         } catch {
             throw call.argumentError(n, error.message)
         }

@@ -23,7 +23,7 @@ extension NightscoutSite {
             }
             return readings
         }) { stack, readings in
-            if let value = latestValue(readings, now: Date()) {
+            if let value = latestValue(readings, now: engine.clock.now()) {
                 stack.push(value)
                 return 1
             }

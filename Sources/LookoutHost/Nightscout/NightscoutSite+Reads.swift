@@ -45,7 +45,7 @@ extension NightscoutSite {
     /// Reads documents with the API in use; pages of 1000 on v3.
     static func read(_ call: LuaCall, _ collection: V3Collection, argument n: Int, defaultCount: Int) throws -> LuaReturn {
         let client = try site(call).client
-        let query = try NightscoutReadQuery(call, argument: n, collection: collection, defaultCount: defaultCount, now: Date())
+        let query = try NightscoutReadQuery(call, argument: n, collection: collection, defaultCount: defaultCount, now: call.engine.clock.now())
         let engine = call.engine
         return try wait(call, "nightscout \(collection.rawValue)", {
             let api = try await client.resolvedAPI()

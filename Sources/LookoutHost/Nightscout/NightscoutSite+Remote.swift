@@ -143,6 +143,8 @@ extension NightscoutSite {
     static func command(_ call: LuaCall, _ command: LoopCommand, shown: String?, opts: [String: LuaValue]) throws -> LuaReturn {
         let request = RemoteRequest(call, site: try site(call), opts: opts)
         let engine = call.engine
+        let description = AuditCommand(command).description
+        if let recorded = SideEffectRecorder.remote(call, site: request.label, command: description, invalid: shown) { return recorded }
         return try wait(call, "nightscout \(command.kind)", {
             try await runV1(command, shown: shown, request)
         }) { stack, result in

@@ -55,7 +55,7 @@ extension NightscoutSite {
         if let unknown = opts.keys.sorted().first(where: { !["from", "since", "to", "last"].contains($0) }) {
             throw call.argumentError(2, "unknown option '\(unknown)' (known: from, since, to, last)")
         }
-        let now = Date()
+        let now = call.engine.clock.now()
         let (from, through) = try timeRange(call, 2, opts, now: now)
         let lower = from ?? Date(timeIntervalSince1970: 0), upper = through ?? now
         if upper < lower { throw call.argumentError(2, "opts.to is before opts.from") }
@@ -89,7 +89,7 @@ extension NightscoutSite {
         if let unknown = opts.keys.sorted().first(where: { !mirrorOptions.contains($0) }) {
             throw call.argumentError(n, "unknown option '\(unknown)' (known: \(mirrorOptions.sorted().joined(separator: ", ")))")
         }
-        let (from, through) = try timeRange(call, n, opts, now: Date())
+        let (from, through) = try timeRange(call, n, opts, now: call.engine.clock.now())
         if let from, let through, through < from { throw call.argumentError(n, "opts.to is before opts.from") }
         if opts["count"] != nil, opts["limit"] != nil { throw call.argumentError(n, "opts.count and opts.limit cannot both be given") }
         var limit: Int?

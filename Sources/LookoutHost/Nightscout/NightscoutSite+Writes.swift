@@ -38,6 +38,7 @@ extension NightscoutSite {
     /// `nil, err` (with `err.outbox_id`) when the server refused it for good.
     static func queue(_ call: LuaCall, _ collection: V3Collection, _ document: QueuedDocument) throws -> LuaReturn {
         let site = try site(call)
+        if let recorded = SideEffectRecorder.upload(call, site: site.label, collection: collection.rawValue, document) { return recorded }
         let client = site.client, outboxes = site.outboxes, queueKey = site.queue
         let source = call.engine.options.name
         let engine = call.engine
@@ -80,6 +81,7 @@ extension NightscoutSite {
         let collection = try collection(call, 1)
         let identifier = try identifierArgument(call, 2)
         let body = try document(call, 3, collection: collection, identifier: identifier).body
+        if let recorded = SideEffectRecorder.write(call, "update", collection.rawValue, identifier, body) { return recorded }
         return try wait(call, "nightscout update \(collection.rawValue)", {
             try await requireV3(client, for: "update")
             return try await client.update(collection, identifier: identifier, json: body)
@@ -101,6 +103,7 @@ extension NightscoutSite {
             throw call.argumentError(3, "fields: expected a table of at least one named field")
         }
         let body = try encode(call, .object(fields), argument: 3)
+        if let recorded = SideEffectRecorder.write(call, "patch", collection.rawValue, identifier, body) { return recorded }
         return try wait(call, "nightscout patch \(collection.rawValue)", {
             try await requireV3(client, for: "patch")
             try await client.patch(collection, identifier: identifier, json: body)
@@ -123,6 +126,7 @@ extension NightscoutSite {
             throw call.argumentError(3, "opts.permanent: expected a boolean")
         }
         let permanent = opts["permanent"] == .bool(true)
+        if let recorded = SideEffectRecorder.write(call, "delete", collection.rawValue, identifier, nil) { return recorded }
         return try wait(call, "nightscout delete \(collection.rawValue)", {
             try await requireV3(client, for: "delete")
             try await client.delete(collection, identifier: identifier, permanent: permanent)
@@ -258,7 +262,7 @@ extension NightscoutSite {
             if let given = fields["created_at"] ?? fields["date"] {
                 time = try NightscoutTimeArgument.date(given, what: fields["created_at"] != nil ? "created_at" : "date")
             } else {
-                time = Date()
+                time = call.engine.clock.now()
             }
         } catch {
             throw call.argumentError(n, error.message)

@@ -11,6 +11,7 @@ extension SignalKLuaBoat {
         "send_delta": { call in
             let boat = try boat(call)
             let delta = try sendDelta(try call.options(1), call: call)
+            if let recorded = SideEffectRecorder.delta(call, boat: boat.label, delta) { return recorded }
             let stream = boat.stream
             return try wait(call, "signalk send_delta", {
                 guard await stream.publish(delta) else {
@@ -75,7 +76,7 @@ extension SignalKLuaBoat {
         }
         let context = try text(opts["context"], "opts.context", call)
         let source = try text(opts["source"], "opts.source", call)
-        let time = try NightscoutTimeArgument.optionalDate(opts["timestamp"], what: "opts.timestamp") ?? Date()
+        let time = try NightscoutTimeArgument.optionalDate(opts["timestamp"], what: "opts.timestamp") ?? call.engine.clock.now()
         return SKDelta(context: context, updates: [SKUpdate(dollarSource: source, timestamp: time, values: values)])
     }
 

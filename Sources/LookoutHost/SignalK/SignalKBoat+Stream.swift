@@ -181,7 +181,7 @@ extension SignalKLuaBoat {
                 return .values(1)
             }
             if finished || cursor.isClosed { return .values(0) }
-            return try call.wait("signalk deltas", {
+            return try call.wait("signalk deltas", event: true, {
                 await buffer.waitForData()
                 return true
             }) { [engine = call.engine] stack, _ in

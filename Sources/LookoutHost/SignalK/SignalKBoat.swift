@@ -74,8 +74,9 @@ final class SignalKLuaBoat: LuaObject {
             let boat = try boat(call)
             let path = try call.string(1)
             let stream = boat.stream, rest = boat.rest
+            let cached = call.engine.clock.virtual == nil  // virtual time (lookout test): what the server has now
             return try wait(call, "signalk get \(path)", {
-                if let v = await stream.store.value(path) { return v }
+                if cached, let v = await stream.store.value(path) { return v }
                 return SignalKLuaValues.leafValue(try await rest.get(path))
             }) { stack, value in
                 SignalKLuaValues.push(value, on: stack.L)
@@ -89,6 +90,7 @@ final class SignalKLuaBoat: LuaObject {
             do { value = try SignalKLuaValues.skValue(try call.value(2)) } catch let e as LuaConversionError {
                 throw call.argumentError(2, e.description)
             }
+            if let recorded = SideEffectRecorder.put(call, boat: boat.label, path: path, value: value) { return recorded }
             let rest = boat.rest
             return try wait(call, "signalk put \(path)", { try await rest.put(path, value: value) }) { stack, result in
                 var fields: [String: LuaValue] = ["state": .text(result.state), "statusCode": .int(Int64(result.statusCode))]

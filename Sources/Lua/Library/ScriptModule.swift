@@ -22,7 +22,7 @@ struct ScriptModule: LuaModule {
             },
             "sleep": { call in try call.sleep(try call.duration(1)) },
             "uptime": { call in
-                call.stack.push(Double(shim_now_ns() - call.engine.startTime) / 1e9)
+                call.stack.push(Double(call.engine.executor.now - call.engine.clockOrigin) / 1e9)
                 return .values(1)
             },
             "memory": { call in

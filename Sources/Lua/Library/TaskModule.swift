@@ -65,7 +65,7 @@ struct TaskModule: LuaModule {
             },
             "yield": { call in
                 try call.engine.beginWait(
-                    in: call, what: "its turn",
+                    in: call, what: "its turn", hostWork: true,
                     deliver: { _, _, _ in 0 },
                     start: { engine, id in
                         let runtime = engine.runtime

@@ -69,7 +69,7 @@ struct TimerModule: LuaModule {
         let ref = luaL_ref(L, SHIM_REGISTRYINDEX)
 
         let id = engine.newTimerID()
-        let deadline = shim_now_ns() + Int64(interval * 1e9)
+        let deadline = engine.executor.now + Int64(interval * 1e9)
         let timer = LuaTimer(
             id: id, interval: interval, repeats: repeats, continueOnError: continueOnError,
             createdAt: engine.callSite(of: L), callbackRef: ref, deadline: deadline)

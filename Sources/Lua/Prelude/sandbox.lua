@@ -93,6 +93,12 @@ if not host.trusted then
   package.loaded.os = os
 end
 if os then os.exit = host.exit end
+if os and host.virtual_now then
+  -- Virtual time (lookout test): the wall clock scripts read is the virtual one.
+  local virtual_now, raw_time, raw_date = host.virtual_now, os.time, os.date
+  os.time = function(t) if t == nil then return virtual_now() end return raw_time(t) end
+  os.date = function(format, t) return raw_date(format, t or virtual_now()) end
+end
 debug = { traceback = traceback }
 package.loaded.debug = debug
 

@@ -22,7 +22,7 @@ function script.exit(code) end
 ---@param duration number|string seconds, or a duration such as "250ms", "5s"
 function script.sleep(duration) end
 
---- Seconds since the script started (monotonic clock).
+--- Seconds since the script started (monotonic clock; virtual time under `lookout test`).
 --- Context: anywhere.
 ---@return number seconds
 function script.uptime() end

@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import LookoutHost
+import LookoutSim
+import Lua
+
+/// Runs one script through one scenario: simulators on 127.0.0.1 fed in virtual time, a
+/// throwaway config whose profiles point at them, side effects recorded, and the run stopped
+/// when virtual time passes the scenario's end.
+struct ScenarioRunner {
+    var scenario: Scenario
+    var scriptPath: String
+    /// Profile names of the user's config to point at the simulators too (besides home/boat).
+    var userConfig: HostConfig
+    /// Real seconds the whole run may take.
+    var timeLimit: Double
+    /// Where the script's `print` lines go (with their virtual time).
+    var output: @Sendable (String) -> Void
+
+    func run() async throws -> ScenarioReport {
+        let began = Date()
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let virtual = LuaVirtualTime(start: scenario.start)
+        var notices: [String] = []
+        if scenario.hasGarmin {
+            notices.append("the scenario's garmin section is ignored: this build has no Garmin simulator")
+        }
+
+        // Simulators under the virtual clock.
+        let secret = UUID().uuidString
+        let nightscout = NightscoutSimulator(options: .init(apiSecret: secret, clock: { virtual.now() }, authFailDelay: .zero))
+        let nightscoutURL = try await nightscout.start()
+        let token = await nightscout.addSubject(name: "lookout-test", roles: ["readable"])
+        var signalK: SignalKSimulator?
+        var signalKURL: URL?
+        if scenario.boat != nil {
+            let sim = try SignalKSimulator(options: .init(vesselName: "Scenario", clock: { virtual.now() }, autoTick: false))
+            signalKURL = try await sim.start()
+            signalK = sim
+        }
+        let feed = ScenarioFeed(scenario: scenario, nightscout: nightscout, signalK: signalK)
+
+        // A config pointing every profile the script may name at the simulators.
+        let tokenFile = work + "/nightscout-token"
+        _ = FileManager.default.createFile(atPath: tokenFile, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600])
+        let config = try HostConfig(text: configText(nightscout: nightscoutURL, tokenFile: tokenFile, signalK: signalKURL),
+                                    fileName: "lookout-test.toml", baseDirectory: work)
+        let paths = LookoutPaths(configFile: work + "/config.toml", stateDirectory: work + "/state")
+        _ = try? paths.createStateDirectory()
+
+        // Recording: side effects, warn+ log lines, script errors.
+        let effects = SideEffectLog()
+        let errors = ErrorList()
+        let name = (scriptPath as NSString).lastPathComponent
+        let logger = Logger(label: name) { label in TimelineLogHandler(label: label, effects: effects, clock: { virtual.now() }) }
+        var options = LuaOptions()
+        options.name = name
+        options.clock = .virtual(virtual)
+        options.timeLimit = timeLimit
+        options.scriptDirectory = (scriptPath as NSString).deletingLastPathComponent
+        options.arguments = [scriptPath]
+        let start = scenario.start, output = self.output
+        options.output = { line in output("[\(ScenarioReport.offset(virtual.now(), from: start))] \(line)") }
+        options.errors = { errors.append($0.description) }
+        options.warnings = { effects.append(SideEffect(time: virtual.now(), kind: "log", target: name, summary: $0, details: ["level": "warning"])) }
+        let runtime = LuaRuntime(options: options, modules: HostModules.all(config: config, paths: paths, logger: logger,
+                                                                              sideEffects: .record(effects)))
+        try await runtime.start()
+
+        feed.feed(upTo: scenario.start)
+        let end = scenario.end
+        virtual.setAdvanceHandler { [runtime] now in
+            feed.feed(upTo: min(now, end))
+            // Past the end: stop everything (this runs on the Lua thread, between jobs).
+            if now > end { runtime.assumeIsolated { $0.cancelAll() } }
+        }
+        let outcome = await runtime.run(file: scriptPath)
+        await runtime.close()
+        await nightscout.stop()
+        await signalK?.stop()
+        if let message = outcome.message { errors.append(message) }
+        if outcome.interrupted { errors.append("interrupted") }
+        return ScenarioReport(scenario: scenario, script: name, effects: effects.all.filter { $0.time <= end },
+                              scriptErrors: errors.all, notices: notices, realSeconds: Date().timeIntervalSince(began))
+    }
+
+    /// Profiles `home` and `boat` plus every profile name of the user's config.
+    func configText(nightscout: URL, tokenFile: String, signalK: URL?) -> String {
+        var text = "# lookout test: every profile points at a local simulator\n"
+        for profile in Set(["home"] + userConfig.profiles(service: "nightscout")).sorted() {
+            text += "[nightscout.\(Self.key(profile))]\nurl = \"\(nightscout.absoluteString)\"\ntoken_file = \"\(tokenFile)\"\n\n"
+        }
+        if let signalK {
+            for profile in Set(["boat"] + userConfig.profiles(service: "signalk")).sorted() {
+                text += "[signalk.\(Self.key(profile))]\nurl = \"\(signalK.absoluteString)\"\n\n"
+            }
+        }
+        // Notification channels (once a `notify` section exists): every channel records.
+        if HostConfig.knownSections.contains("notify") {
+            for channel in Set(["phone", "partner", "all"] + userConfig.profiles(service: "notify")).sorted() {
+                text += "[notify.\(Self.key(channel))]\ntype = \"log\"\n\n"
+            }
+        }
+        return text
+    }
+
+    /// A TOML key, quoted unless bare.
+    static func key(_ name: String) -> String {
+        name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } ? name : "\"\(name)\""
+    }
+}
+
+/// Log lines at warning and above become `log` side effects at virtual time; others are dropped.
+struct TimelineLogHandler: LogHandler {
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+    let label: String
+    let effects: SideEffectLog
+    let clock: @Sendable () -> Date
+
+    init(label: String, effects: SideEffectLog, clock: @escaping @Sendable () -> Date) {
+        self.label = label
+        self.effects = effects
+        self.clock = clock
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard event.level >= .warning else { return }
+        let who = (metadata.merging(event.metadata ?? [:]) { _, new in new })["script"].map { "\($0)" } ?? label
+        effects.append(SideEffect(time: clock(), kind: "log", target: who, summary: "\(event.message)",
+                                  details: ["level": event.level.rawValue]))
+    }
+}
+
+/// Errors collected from any thread.
+final class ErrorList: @unchecked Sendable {
+    // @unchecked Sendable: `items` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ s: String) { lock.withLock { items.append(s) } }
+    var all: [String] { lock.withLock { items } }
+}
