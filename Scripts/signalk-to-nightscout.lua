@@ -39,7 +39,7 @@ local units = signalk.units
 -- What the current window has seen.
 local window
 local function reset()
-  window = { wind_true = {}, wind_apparent = {}, heel = 0, sog = {}, rpm = 0, position = nil, started = os.time() }
+  window = { wind_true = {}, wind_apparent = {}, heel = nil, sog = {}, rpm = 0, position = nil }
 end
 reset()
 
@@ -49,7 +49,7 @@ boat:on("navigation.speedOverGround", function(d) table.insert(window.sog, d.val
 boat:on("navigation.position", function(d) window.position = d.value end)
 boat:on("navigation.attitude", function(d)
   if type(d.value) == "table" and d.value.roll then
-    window.heel = math.max(window.heel, math.abs(units.rad_to_deg(d.value.roll)))
+    window.heel = math.max(window.heel or 0, math.abs(units.rad_to_deg(d.value.roll)))
   end
 end)
 boat:on("propulsion.*.revolutions", function(d)
@@ -90,8 +90,9 @@ local function close_window()
   local now = os.time()
   local wind = average(w.wind_true) or average(w.wind_apparent)
   local wind_kn = wind and units.ms_to_knots(wind)
-  local heavy = (wind_kn and wind_kn >= s.heavy_wind_knots) or w.heel >= s.heavy_heel_degrees
-  local weather = ("wind %s, heel up to %d°"):format(wind_kn and ("%.0f kn"):format(wind_kn) or "unknown", math.floor(w.heel))
+  local heavy = (wind_kn and wind_kn >= s.heavy_wind_knots) or (w.heel or 0) >= s.heavy_heel_degrees
+  local weather = "wind " .. (wind_kn and ("%.0f kn"):format(wind_kn) or "unknown")
+    .. (w.heel and (", heel up to %d°"):format(math.floor(w.heel)) or "")
 
   if heavy and not state.heavy_since then
     note("Heavy weather on board: " .. weather .. where(w.position))
