@@ -24,6 +24,9 @@ public struct Scenario: Sendable {
     public var hasGarmin: Bool
     /// What must (not) happen.
     public var expectations: [ScenarioExpectation]
+    /// Settings for the script under test (`settings = { low = 65 }`), written to the test
+    /// config as `[scripts."SCRIPT".settings]` as TOML lines (`low = 65`).
+    public var settings: [String] = []
 
     /// The end of the run.
     public var end: Date { start.addingTimeInterval(hours * 3600) }
@@ -91,7 +94,7 @@ extension Scenario {
     /// ```
     public static func parse(_ value: LuaValue) throws -> Scenario {
         guard case .object(let t) = value else { throw ScenarioError("a scenario file must return a table") }
-        let known: Set<String> = ["name", "description", "start", "hours", "bg", "missed", "loop", "boat", "garmin", "expect"]
+        let known: Set<String> = ["name", "description", "start", "hours", "bg", "missed", "loop", "boat", "garmin", "expect", "settings"]
         if let unknown = t.keys.sorted().first(where: { !known.contains($0) }) {
             throw ScenarioError("unknown field '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -107,6 +110,21 @@ extension Scenario {
         if let missed = t["missed"] { scenario.readings = try ScenarioTrace.dropping(missed, from: scenario.readings, start: start) }
         if let loop = t["loop"] { scenario.loopReports = try ScenarioTrace.loopReports(loop, start: start, end: scenario.end) }
         if let boat = t["boat"] { scenario.boat = try ScenarioTrace.boat(boat, start: start, end: scenario.end) }
+        if let settings = t["settings"] {
+            guard case .object(let o) = settings else { throw ScenarioError("settings: expected a table of the script's settings") }
+            scenario.settings = try o.keys.sorted().map { key in
+                guard key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ScenarioError("settings.\(key): not a plain name") }
+                switch o[key]! {
+                case .bool(let b): return "\(key) = \(b)"
+                case .int(let i): return "\(key) = \(i)"
+                case .double(let d): return "\(key) = \(d)"
+                case let v where v.text != nil:
+                    let escaped = v.text!.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                    return "\(key) = \"\(escaped)\""
+                default: throw ScenarioError("settings.\(key): expected a number, string or boolean")
+                }
+            }
+        }
         if let expect = t["expect"] {
             guard case .array(let list) = expect else { throw ScenarioError("expect: expected a list of expectations") }
             scenario.expectations = try list.enumerated().map { i, e in try ScenarioExpectation.parse(e, path: "expect[\(i + 1)]") }

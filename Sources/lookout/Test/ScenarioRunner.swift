@@ -104,6 +104,9 @@ struct ScenarioRunner {
                 text += "[notify.\(Self.key(channel))]\ntype = \"log\"\n\n"
             }
         }
+        if !scenario.settings.isEmpty {
+            text += "[scripts.\"\((scriptPath as NSString).lastPathComponent)\".settings]\n" + scenario.settings.joined(separator: "\n") + "\n"
+        }
         return text
     }
 
