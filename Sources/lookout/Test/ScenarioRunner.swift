@@ -1,4 +1,5 @@
 import Foundation
+import GarminKit
 import Logging
 import LookoutHost
 import LookoutSim
@@ -24,10 +25,7 @@ struct ScenarioRunner {
                                                 attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: work) }
         let virtual = LuaVirtualTime(start: scenario.start)
-        var notices: [String] = []
-        if scenario.hasGarmin {
-            notices.append("the scenario's garmin section is ignored: this build has no Garmin simulator")
-        }
+        let notices: [String] = []
 
         // Simulators under the virtual clock.
         let secret = UUID().uuidString
@@ -42,14 +40,31 @@ struct ScenarioRunner {
             signalK = sim
         }
         let feed = ScenarioFeed(scenario: scenario, nightscout: nightscout, signalK: signalK)
+        var garmin: GarminSimulator?
+        var garminURL: URL?
+        if scenario.hasGarmin {
+            // Tokens outlive the scenario: GarminKit judges expiry by the real clock, the simulator by the virtual one.
+            let sim = GarminSimulator(options: .init(accessTokenLifetime: 90 * 86400, clock: { virtual.now() }))
+            garminURL = try await sim.start()
+            garmin = sim
+        }
 
         // A config pointing every profile the script may name at the simulators.
         let tokenFile = work + "/nightscout-token"
         _ = FileManager.default.createFile(atPath: tokenFile, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600])
-        let config = try HostConfig(text: configText(nightscout: nightscoutURL, tokenFile: tokenFile, signalK: signalKURL),
+        let config = try HostConfig(text: configText(nightscout: nightscoutURL, tokenFile: tokenFile, signalK: signalKURL,
+                                                     garmin: garminURL, work: work),
                                     fileName: "lookout-test.toml", baseDirectory: work)
         let paths = LookoutPaths(configFile: work + "/config.toml", stateDirectory: work + "/state")
         _ = try? paths.createStateDirectory()
+        if garmin != nil {
+            // Log every Garmin profile in to the simulator first, as `lookout garmin login` would.
+            for profile in Set(["me"] + userConfig.profiles(service: "garmin")) {
+                let connection = try GarminConnection.profile(profile, config: config, paths: paths, environment: [:])
+                _ = try await GarminClient(configuration: connection.configuration)
+                    .login(email: GarminSimulator.Options.defaultEmail, password: GarminSimulator.Options.defaultPassword)
+            }
+        }
 
         // Recording: side effects, warn+ log lines, script errors.
         let effects = SideEffectLog()
@@ -81,6 +96,7 @@ struct ScenarioRunner {
         await runtime.close()
         await nightscout.stop()
         await signalK?.stop()
+        await garmin?.stop()
         if let message = outcome.message { errors.append(message) }
         if outcome.interrupted { errors.append("interrupted") }
         return ScenarioReport(scenario: scenario, script: name, effects: effects.all.filter { $0.time <= end },
@@ -88,7 +104,7 @@ struct ScenarioRunner {
     }
 
     /// Profiles `home` and `boat` plus every profile name of the user's config.
-    func configText(nightscout: URL, tokenFile: String, signalK: URL?) -> String {
+    func configText(nightscout: URL, tokenFile: String, signalK: URL?, garmin: URL? = nil, work: String = "") -> String {
         var text = "# lookout test: every profile points at a local simulator\n"
         for profile in Set(["home"] + userConfig.profiles(service: "nightscout")).sorted() {
             text += "[nightscout.\(Self.key(profile))]\nurl = \"\(nightscout.absoluteString)\"\ntoken_file = \"\(tokenFile)\"\n\n"
@@ -96,6 +112,12 @@ struct ScenarioRunner {
         if let signalK {
             for profile in Set(["boat"] + userConfig.profiles(service: "signalk")).sorted() {
                 text += "[signalk.\(Self.key(profile))]\nurl = \"\(signalK.absoluteString)\"\n\n"
+            }
+        }
+        if let garmin {
+            for profile in Set(["me"] + userConfig.profiles(service: "garmin")).sorted() {
+                text += "[garmin.\(Self.key(profile))]\nurl = \"\(garmin.absoluteString)\"\nemail = \"\(GarminSimulator.Options.defaultEmail)\"\n"
+                    + "garth_home = \"\(work)/garth-\(profile)\"\n\n"
             }
         }
         // Notification channels (once a `notify` section exists): every channel records.
