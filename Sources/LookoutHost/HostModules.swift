@@ -18,6 +18,8 @@ public enum HostModules {
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
             SignalKModule(config: config, paths: paths),
+            NotifyModule(config: config, paths: paths, logger: logger, sideEffects: sideEffects),
+            AlertModule(config: config, paths: paths),
         ]
     }
 }
