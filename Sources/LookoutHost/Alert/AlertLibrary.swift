@@ -292,12 +292,14 @@ local function collect(a, now)
     else host.warn("alert " .. a.id .. ": series returned a value without a time (epoch ms); ignored") end
   end
   local points, seen = a.st.points, {}
-  for _, p in ipairs(points) do seen[p.time] = true end
+  for _, p in ipairs(points) do seen[p.time] = p end
   for _, p in ipairs(got) do
     if p.time > now + 2 * MINUTE then
       host.warn("alert " .. a.id .. ": ignored a point dated " .. short(p.time - now) .. " in the future")
-    elseif not seen[p.time] then
-      seen[p.time] = true
+    elseif seen[p.time] then
+      seen[p.time].value = p.value  -- the same reading again, or a corrected one: the newest wins
+    else
+      seen[p.time] = p
       points[#points + 1] = p
     end
   end
