@@ -47,9 +47,12 @@ struct AlertHarness {
     let clock: ManualClock
     let log = SideEffectLog()
     let config: HostConfig
+    /// Whether notifications are recorded (default) or really queued and sent.
+    let live: Bool
 
     /// Channels `phone`, `partner` and `watch` (log channels), unless `config` says otherwise.
-    init(store: StateStore? = nil, clock: ManualClock? = nil, config: String? = nil) throws {
+    init(store: StateStore? = nil, clock: ManualClock? = nil, config: String? = nil, live: Bool = false) throws {
+        self.live = live
         self.store = try store ?? StateStore()
         self.clock = clock ?? ManualClock(AlertHarness.localNoon())
         self.config = try HostConfig(text: config ?? """
@@ -72,7 +75,8 @@ struct AlertHarness {
     func run(_ source: String, name: String = "alerts.lua", file: StaticString = #filePath, line: UInt = #line) async throws -> [String] {
         let store = self.store
         let modules: [any LuaModule] = [
-            NotifyModule(config: config, environment: [:], logger: Logger(label: "test"), sideEffects: .record(log), openStore: { store }),
+            NotifyModule(config: config, environment: [:], logger: Logger(label: "test"), sideEffects: live ? .live : .record(log),
+                         openStore: { store }),
             AlertModule(config: config, openStore: { store }),
             TestClockModule(clock: clock),
         ]

@@ -236,4 +236,53 @@ final class AlertTests: XCTestCase {
         XCTAssertTrue(lines[4].contains("opts.id"), lines[4])
         XCTAssertTrue(lines[5].contains("bad argument #1 to 'alert.below' (number expected, got string)"), lines[5])
     }
+
+    func testSustainedNeedsContinuousDataAndBadSeriesGoStale() async throws {
+        let h = try AlertHarness()
+        let lines = try await h.run("""
+            local low = alert.define { id = "gappy", series = series, stale = "30m", max_gap = "10m",
+                                       when = alert.sustained(alert.below(70), "30m"), notify = { "phone" } }
+            local broken = alert.define { id = "broken", series = function() error("site down") end, when = alert.below(70) }
+            local future = alert.define { id = "future", series = function() return 40, clock.now() + 3600000 end, when = alert.below(70) }
+            at(0, 60) low:check()
+            at(15, 60) low:check()                     -- a 15-minute gap inside the window
+            at(5, 60) low:check()
+            at(10, 60) print(low:check(), broken:check(), future:check())
+            at(10, 60) print(low:check())
+            at(5, 60) print(low:check())               -- 30 minutes of readings at most 10 minutes apart
+            """)
+        XCTAssertEqual(lines, ["unknown\tstale\tstale", "unknown", "firing"])
+        XCTAssertEqual(h.notifications, ["phone firing warning gappy"])
+    }
+
+    func testACrashBetweenQueuingAndSavingDoesNotNotifyTwice() async throws {
+        let (peer, base) = try await NotifyPeer.get()
+        let h = try AlertHarness(config: """
+            [notify.hook]
+            type = "webhook"
+            url = "\(base)/alert-crash/hook"
+            """, live: true)
+        _ = try await h.run(urgentLowFor("crash-low", channel: "hook") + "at(0, 100) print(low:check())")
+        let before = try await h.store.alertRecord(id: "crash-low")
+        _ = try await h.run(urgentLowFor("crash-low", channel: "hook") + "at(5, 50) print(low:check())")
+        // The process dies after queuing the notification and before saving the state: put back the
+        // state as it was, and check again at the same time.
+        try await h.store.saveAlert(try XCTUnwrap(before?.status), data: try XCTUnwrap(before?.data), now: h.clock.now)
+        let lines = try await h.run(urgentLowFor("crash-low", channel: "hook") + "at(0, 50) print(low:check())")
+        XCTAssertEqual(lines, ["firing"])
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, try await h.store.notifications(states: [.pending, .sending], limit: 10).count > 0 {
+            try await Task.sleep(for: .milliseconds(20))  // polling with a deadline
+        }
+        let sent = try await h.store.notifications(states: [.sent], limit: 10)
+        XCTAssertEqual(sent.map(\.id), ["alert:crash-low:1:1:hook"])
+        XCTAssertEqual(peer.requests("/alert-crash/hook").count, 1)
+    }
+
+    private func urgentLowFor(_ id: String, channel: String) -> String {
+        """
+        local low = alert.define { id = "\(id)", severity = "urgent", series = series, when = alert.below(55), notify = { "\(channel)" } }
+
+        """
+    }
 }
