@@ -13,7 +13,7 @@ final class NotifyOutbox: Sendable {
     private let currentSender: Locked<NotifySender>
     var sender: NotifySender { currentSender.withLock { $0 } }
     let policy = RetryPolicy(initialDelay: 2, maximumDelay: 300)
-    private let drainTask = Locked<(task: Task<Void, Never>?, kicked: Bool)>((nil, false))
+    private let drainer = Locked<BackgroundDrainer?>(nil)
 
     private static let outboxes = Locked<[String: NotifyOutbox]>([:])
 
@@ -86,30 +86,17 @@ final class NotifyOutbox: Sendable {
         }
     }
 
-    /// Starts the background drainer unless it runs: it drains, sleeps until the next due item,
-    /// and stops when nothing is left.
+    /// Starts the background drainer unless it runs: it drains, sleeps until the next due item
+    /// (at most 5 min: a claim another process holds may be released early), and stops when nothing is left.
     func kick() {
-        drainTask.withLock { s in
-            s.kicked = true
-            guard s.task == nil else { return }
-            s.task = Task.detached { await self.run() }
+        let drainer = self.drainer.withLock { d -> BackgroundDrainer in
+            if let d { return d }
+            let store = self.store
+            let created = BackgroundDrainer(longestSleep: 300, drain: { [weak self] in await self?.drain() },
+                                            nextDue: { try? await store.nextNotificationDue() })
+            d = created
+            return created
         }
-    }
-
-    private func run() async {
-        while !Task.isCancelled {
-            drainTask.withLock { $0.kicked = false }
-            await drain()
-            if let next = try? await store.nextNotificationDue() {
-                try? await Task.sleep(for: .seconds(min(300, max(0.05, next.timeIntervalSinceNow))))
-                continue
-            }
-            let stop = drainTask.withLock { s -> Bool in
-                if s.kicked { return false }
-                s.task = nil
-                return true
-            }
-            if stop { return }
-        }
+        drainer.kick()
     }
 }
