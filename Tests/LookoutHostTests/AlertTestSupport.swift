@@ -46,6 +46,8 @@ struct AlertHarness {
     let store: StateStore
     let clock: ManualClock
     let log = SideEffectLog()
+    /// Warnings the scripts gave, in order.
+    let warnings = Locked<[String]>([])
     let config: HostConfig
     /// Whether notifications are recorded (default) or really queued and sent.
     let live: Bool
@@ -92,6 +94,7 @@ struct AlertHarness {
         let (transcript, outcome) = try await runLua(prelude + source, name: name, modules: modules) { options in
             options.clock = clock.lua
         }
+        warnings.withLock { $0 += transcript.warnings }
         XCTAssertEqual(transcript.errors.map(\.description), [], file: file, line: line)
         XCTAssertEqual(outcome.exitCode, 0, file: file, line: line)
         return transcript.lines

@@ -217,6 +217,17 @@ final class AlertTests: XCTestCase {
         XCTAssertEqual(h.log.all[0].time, AlertHarness.localNoon().addingTimeInterval(35 * 60))
     }
 
+    func testAnUnconfiguredChannelIsReportedAtDefinitionAndStillRecorded() async throws {
+        let h = try AlertHarness()
+        _ = try await h.run("""
+            local low = alert.define { id = "low", series = series, when = alert.below(55), notify = { "pager" } }
+            at(0, 50) low:check()
+            """)
+        XCTAssertEqual(h.warnings.withLock { $0 }, ["alert low: no [notify.pager] channel is configured; its notifications will fail"])
+        XCTAssertEqual(h.notifications, ["pager firing warning low"])
+        XCTAssertTrue(h.log.all.first?.details["config_error"]?.contains("no [notify.pager] channel") ?? false)
+    }
+
     func testDefinitionErrorsNameTheOption() async throws {
         let h = try AlertHarness()
         let lines = try await h.run("""
@@ -253,6 +264,9 @@ final class AlertTests: XCTestCase {
             """)
         XCTAssertEqual(lines, ["unknown\tstale\tstale", "unknown", "firing"])
         XCTAssertEqual(h.notifications, ["phone firing warning gappy"])
+        let warnings = h.warnings.withLock { $0 }
+        XCTAssertTrue(warnings.contains { $0.contains("alert broken: series failed") && $0.contains("site down") }, "\(warnings)")
+        XCTAssertTrue(warnings.contains { $0.contains("alert future: ignored a point dated 1h in the future") }, "\(warnings)")
     }
 
     func testACrashBetweenQueuingAndSavingDoesNotNotifyTwice() async throws {

@@ -260,6 +260,15 @@ function M.define(opts)
   end
   -- How far back points are kept: the longest window a condition may look at, plus the gap.
   a.keep = math.max(a.stale, 60 * MINUTE) + a.stale
+  -- A channel that does not exist would make the alert silent: say so now, not at 3 am.
+  local named = {}
+  for _, c in ipairs(a.notify) do named[#named + 1] = c end
+  for _, step in ipairs(a.escalate) do for _, c in ipairs(step.notify) do named[#named + 1] = c end end
+  for _, c in ipairs(named) do
+    if not host.has_channel(c) and not (c == "all" and #host.channels() > 0) then
+      host.warn("alert " .. id .. ": no [notify." .. c .. "] channel is configured; its notifications will fail")
+    end
+  end
   alerts[id] = a
   order[#order + 1] = id
   return a
@@ -356,6 +365,7 @@ local function send(a, st, now, channels, kind, severity, text)
     local item, err = notify.send(channel, {
       title = a.title, message = text, severity = severity, alert_id = a.id, kind = kind,
       id = "alert:" .. a.id .. ":" .. st.episode .. ":" .. st.seq .. ":" .. channel, wait = false,
+      state = kind == "resolved" and "normal" or nil,
     })
     if not item then host.warn("alert " .. a.id .. ": notify " .. channel .. ": " .. tostring(err and err.message or err)) end
     results[#results + 1] = channel

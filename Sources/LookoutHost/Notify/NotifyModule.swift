@@ -48,13 +48,18 @@ struct NotifyModule: LuaModule {
             "send": { call in
                 let channelName = try call.string(1)
                 let (message, wait) = try Self.message(call, channel: channelName)
-                let channel: NotifyChannel
-                do throws(LuaErrorInfo) { channel = try NotifyChannel.named(channelName, config: config) } catch { return call.failure(error) }
+                // A recorded run shows the notification even when the channel is not configured
+                // (a test config may lack it), with the problem; a live run fails.
+                var channel: NotifyChannel?, configError: LuaErrorInfo?
+                do throws(LuaErrorInfo) { channel = try NotifyChannel.named(channelName, config: config) } catch { configError = error }
                 if let log = sideEffects.log {
+                    var details = Self.details(message, channel)
+                    if let configError { details["config_error"] = configError.message }
                     log.append(SideEffect(time: call.engine.clock.now(), kind: "notify", target: channelName,
-                                          summary: "[\(message.severity)] \(message.line)", details: Self.details(message, channel)))
+                                          summary: "[\(message.severity)] \(message.line)", details: details))
                     return call.returning(Self.value(id: message.id, channel: channelName, state: "recorded"))
                 }
+                guard let channel else { return call.failure(configError ?? LuaErrorInfo(code: "config", message: "no channel")) }
                 if channel.dryRun {
                     logger.info("notify \(channelName) (dry run, not sent): [\(message.severity)] \(message.line)")
                     return call.returning(Self.value(id: message.id, channel: channelName, state: "dry_run"))
@@ -131,8 +136,8 @@ struct NotifyModule: LuaModule {
         await FirstAttempt.result(within: firstAttemptWindow) { await outbox.attempt(item.id, force: false) ?? item } ?? item
     }
 
-    static func details(_ message: NotifyMessage, _ channel: NotifyChannel) -> [String: String] {
-        var details = ["type": channel.kind.rawValue, "title": message.title, "message": message.message,
+    static func details(_ message: NotifyMessage, _ channel: NotifyChannel?) -> [String: String] {
+        var details = ["type": channel?.kind.rawValue ?? "unconfigured", "title": message.title, "message": message.message,
                        "severity": message.severity, "kind": message.kind, "id": message.id]
         if let alertID = message.alertID { details["alert_id"] = alertID }
         return details

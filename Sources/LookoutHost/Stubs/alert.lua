@@ -100,7 +100,7 @@ function alert.not_(cond) end
 ---@field repeat_every? string|number notify again while firing and unacknowledged
 ---@field quiet_hours? {from: string, to: string} "23:00" to "07:00", local time: mutes (holds) non-urgent notifications
 ---@field message? string|fun(value: any, time: integer): string the text (default "Title: value")
----@field resolved? boolean also send "resolved" when it clears (default false)
+---@field resolved? boolean also send "resolved" when it clears (default false); set it for Signal K channels, where it returns the notification to state "normal"
 ---@field stale_severity? "urgent"|"warning"|"info" severity of the stale alert (default: `severity`)
 ---@field ack_expires? string|number an acknowledgement stops muting after this (default 30m for urgent, never otherwise)
 
