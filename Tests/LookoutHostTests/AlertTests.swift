@@ -228,6 +228,21 @@ final class AlertTests: XCTestCase {
         XCTAssertTrue(h.log.all.first?.details["config_error"]?.contains("no [notify.pager] channel") ?? false)
     }
 
+    func testTimeRoutingNeverLeavesAnAlertSilent() async throws {
+        let h = try AlertHarness()
+        let lines = try await h.run("""
+            local routed = alert.define { id = "routed", severity = "urgent", series = series, when = alert.below(55), notify = {
+              { channel = "phone", from = "07:00", to = "23:00" }, { channel = "partner", from = "23:00", to = "07:00" } } }
+            local night = alert.define { id = "night-only", series = series, when = alert.below(55),
+                                         notify = { { channel = "partner", from = "23:00", to = "07:00" } } }
+            at(0, 50) routed:check() night:check()
+            print(pcall(alert.define, { id = "x", series = series, when = alert.below(1), notify = { { channel = "phone", from = "7" } } }))
+            """)
+        // At noon the day route applies; a route list with nothing open now still notifies.
+        XCTAssertEqual(h.notifications, ["phone firing urgent routed", "partner firing warning night-only"])
+        XCTAssertTrue(lines.first?.contains("opts.notify[1]: give both from and to, or neither") ?? false, "\(lines)")
+    }
+
     func testDefinitionErrorsNameTheOption() async throws {
         let h = try AlertHarness()
         let lines = try await h.run("""

@@ -187,24 +187,36 @@ local KNOWN = {
   message = "any", resolved = "boolean", stale_severity = "string", ack_expires = "duration", max_gap = "duration",
 }
 
+local function clock_arg(v, what, level)
+  level = level or 4
+  if type(v) ~= "string" then error(what .. ': expected a time such as "23:00"', level) end
+  local h, m = v:match("^(%d%d?):(%d%d)$")
+  h, m = tonumber(h), tonumber(m)
+  if not h or h > 23 or m > 59 then error(what .. ': expected a time such as "23:00", got "' .. v .. '"', level) end
+  return h * 60 + m
+end
+
+-- Channels: names, or {channel = "name", from = "23:00", to = "07:00"} (only at those local times).
 local function channels_arg(v, what)
   if type(v) == "string" then v = { v } end
-  if type(v) ~= "table" then error(what .. ": expected a list of channel names", 4) end
+  if type(v) ~= "table" then error(what .. ": expected a list of channel names", 3) end
   local out = {}
-  for k, name in ipairs(v) do
-    if type(name) ~= "string" or name == "" then error(what .. "[" .. k .. "]: expected a channel name", 4) end
-    out[#out + 1] = name
+  for k, entry in ipairs(v) do
+    local item = what .. "[" .. k .. "]"
+    if type(entry) == "table" then
+      if type(entry.channel) ~= "string" or entry.channel == "" then error(item .. ".channel: expected a channel name", 3) end
+      if (entry.from == nil) ~= (entry.to == nil) then error(item .. ": give both from and to, or neither", 3) end
+      out[#out + 1] = { name = entry.channel, from = entry.from and clock_arg(entry.from, item .. ".from"),
+                        to = entry.to and clock_arg(entry.to, item .. ".to") }
+    elseif type(entry) == "string" and entry ~= "" then
+      out[#out + 1] = { name = entry }
+    else
+      error(item .. ": expected a channel name or {channel = …, from = …, to = …}", 3)
+    end
   end
   return out
 end
 
-local function clock_arg(v, what)
-  if type(v) ~= "string" then error(what .. ': expected a time such as "23:00"', 4) end
-  local h, m = v:match("^(%d%d?):(%d%d)$")
-  h, m = tonumber(h), tonumber(m)
-  if not h or h > 23 or m > 59 then error(what .. ': expected a time such as "23:00", got "' .. v .. '"', 4) end
-  return h * 60 + m
-end
 
 function M.define(opts)
   if type(opts) ~= "table" then error("bad argument #1 to 'alert.define' (table expected, got " .. type(opts) .. ")", 2) end
@@ -256,14 +268,15 @@ function M.define(opts)
   end
   if opts.quiet_hours then
     local q = opts.quiet_hours
-    a.quiet = { from = clock_arg(q.from, "alert.define: opts.quiet_hours.from"), to = clock_arg(q.to, "alert.define: opts.quiet_hours.to") }
+    a.quiet = { from = clock_arg(q.from, "alert.define: opts.quiet_hours.from", 3),
+                to = clock_arg(q.to, "alert.define: opts.quiet_hours.to", 3) }
   end
   -- How far back points are kept: the longest window a condition may look at, plus the gap.
   a.keep = math.max(a.stale, 60 * MINUTE) + a.stale
   -- A channel that does not exist would make the alert silent: say so now, not at 3 am.
   local named = {}
-  for _, c in ipairs(a.notify) do named[#named + 1] = c end
-  for _, step in ipairs(a.escalate) do for _, c in ipairs(step.notify) do named[#named + 1] = c end end
+  for _, e in ipairs(a.notify) do named[#named + 1] = e.name end
+  for _, step in ipairs(a.escalate) do for _, e in ipairs(step.notify) do named[#named + 1] = e.name end end
   for _, c in ipairs(named) do
     if not host.has_channel(c) and not (c == "all" and #host.channels() > 0) then
       host.warn("alert " .. id .. ": no [notify." .. c .. "] channel is configured; its notifications will fail")
@@ -320,12 +333,15 @@ local function collect(a, now)
   a.st.points = keep
 end
 
-local function in_quiet(a, now)
-  if not a.quiet then return false end
+-- Whether local time `now` is in [from, to) (a window may wrap midnight).
+local function in_window(from, to, now)
   local m = host.local_minutes(now)
-  local from, to = a.quiet.from, a.quiet.to
   if from <= to then return m >= from and m < to end
   return m >= from or m < to
+end
+
+local function in_quiet(a, now)
+  return a.quiet ~= nil and in_window(a.quiet.from, a.quiet.to, now)
 end
 
 local function describe(a, st, now)
@@ -343,25 +359,32 @@ local function describe(a, st, now)
   return a.title .. ": " .. tostring(p and p.value)
 end
 
-local function channel_list(names)
-  local out, seen = {}, {}
-  for _, name in ipairs(names) do
-    if name == "all" and not host.has_channel("all") then
-      for _, c in ipairs(host.channels()) do
-        if not seen[c] then seen[c] = true out[#out + 1] = c end
+-- The channel names for `entries` at `now`: "all" expanded, time-routed entries only in their
+-- window; if routing leaves none, every entry (an alert is never silenced by its routes).
+local function channel_list(entries, now)
+  local function collect(routed)
+    local out, seen = {}, {}
+    local function add(name) if not seen[name] then seen[name] = true out[#out + 1] = name end end
+    for _, e in ipairs(entries) do
+      if not routed or not e.from or in_window(e.from, e.to, now) then
+        if e.name == "all" and not host.has_channel("all") then
+          for _, c in ipairs(host.channels()) do add(c) end
+        else
+          add(e.name)
+        end
       end
-    elseif not seen[name] then
-      seen[name] = true
-      out[#out + 1] = name
     end
+    return out
   end
-  return out
+  local routed = collect(true)
+  if #routed == 0 then return collect(false) end
+  return routed
 end
 
 local function send(a, st, now, channels, kind, severity, text)
   st.seq = st.seq + 1
   local results = {}
-  for _, channel in ipairs(channel_list(channels)) do
+  for _, channel in ipairs(channel_list(channels, now)) do
     local item, err = notify.send(channel, {
       title = a.title, message = text, severity = severity, alert_id = a.id, kind = kind,
       id = "alert:" .. a.id .. ":" .. st.episode .. ":" .. st.seq .. ":" .. channel, wait = false,

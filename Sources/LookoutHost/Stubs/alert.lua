@@ -84,7 +84,14 @@ function alert.not_(cond) end
 
 ---@class alert.Step
 ---@field after string|number how long after the episode started (or a snooze ended), unacknowledged
----@field notify string[] channels added at this step
+---@field notify (string|alert.Route)[] channels added at this step
+
+---@class alert.Route
+---@field channel string a channel used only between `from` and `to` (local time, may wrap midnight)
+---@field from string "23:00"
+---@field to string "07:00"
+--- If routing leaves no channel open at the moment, every channel of the list is used: routes
+--- never make an alert silent.
 
 ---@class alert.Options
 ---@field id string unique id, letters, digits, `-`, `_`, `.` (used by `lookout ack ID`)
@@ -95,7 +102,7 @@ function alert.not_(cond) end
 ---@field clear? alert.Condition when it stops firing (hysteresis); default: `when` is false
 ---@field stale? string|number data older than this is "stale" (default "15m")
 ---@field max_gap? string|number the longest gap `sustained` accepts inside its window (default: `stale`)
----@field notify? string[] channel names (`[notify.NAME]`); "all" means every configured channel
+---@field notify? (string|alert.Route)[] channel names (`[notify.NAME]`); "all" means every configured channel
 ---@field escalate? alert.Step[] more channels while unacknowledged
 ---@field repeat_every? string|number notify again while firing and unacknowledged
 ---@field quiet_hours? {from: string, to: string} "23:00" to "07:00", local time: mutes (holds) non-urgent notifications
