@@ -47,3 +47,45 @@ final class AckCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(outbox.stdout.contains("alert:urgent-low:1:1:phone"), outbox.stdout)
     }
 }
+
+/// `lookout outbox` with notifications: listed with uploads, retried, dropped; no secret shown.
+final class NotifyOutboxCommandTests: CLITestCase, @unchecked Sendable {
+    // @unchecked Sendable: as CLITestCase.
+
+    func testUndeliveredNotificationIsListedRetriedAndDropped() throws {
+        try """
+            [notify.hook]
+            type = "webhook"
+            url = "http://127.0.0.1:9/hook"
+            token_env = "HOOK_TOKEN"
+            """.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let env = ["HOOK_TOKEN": "hook-SECRET-value"]
+        let send = try runScriptWith(env, """
+            local item = assert(require("notify").send("hook", { title = "Boat", message = "anchor drag", id = "cli-note-1" }))
+            print(item.state)
+            """)
+        assertExit(send, 0)
+        XCTAssertEqual(send.stdout, "pending\n")
+
+        let list = try lookout(["outbox"], environment: env)
+        assertExit(list, 0)
+        XCTAssertTrue(list.stdout.contains("notifications:"), list.stdout)
+        XCTAssertTrue(list.stdout.contains("cli-note-1  pending  1      hook"), list.stdout)
+        XCTAssertFalse(list.stdout.contains("SECRET"), list.stdout)
+
+        let retry = try lookout(["outbox", "retry", "cli-note-1"], environment: env)
+        assertExit(retry, 0)
+        XCTAssertTrue(retry.stdout.contains("cli-note-1  pending  2"), retry.stdout)
+
+        let drop = try lookout(["outbox", "drop", "cli-note-1"], environment: env)
+        assertExit(drop, 0)
+        XCTAssertEqual(drop.stdout, "dropped cli-note-1\n")
+        let after = try lookout(["outbox"], environment: env)
+        XCTAssertFalse(after.stdout.contains("cli-note-1"), after.stdout)
+    }
+
+    private func runScriptWith(_ env: [String: String], _ source: String) throws -> ProcessResult {
+        try writeFile("send.lua", source)
+        return try lookout(["run", "send.lua"], environment: env)
+    }
+}

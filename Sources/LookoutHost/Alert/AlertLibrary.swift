@@ -387,7 +387,8 @@ local function send(a, st, now, channels, kind, severity, text)
   for _, channel in ipairs(channel_list(channels, now)) do
     local item, err = notify.send(channel, {
       title = a.title, message = text, severity = severity, alert_id = a.id, kind = kind,
-      id = "alert:" .. a.id .. ":" .. st.episode .. ":" .. st.seq .. ":" .. channel, wait = false,
+      -- Waits for the first attempt (at most 5 s): a one-shot `lookout run` delivers before it exits.
+      id = "alert:" .. a.id .. ":" .. st.episode .. ":" .. st.seq .. ":" .. channel,
       state = kind == "resolved" and "normal" or nil,
     })
     if not item then host.warn("alert " .. a.id .. ": notify " .. channel .. ": " .. tostring(err and err.message or err)) end
