@@ -56,22 +56,23 @@ local function number_arg(x, fname)
   return x
 end
 
-function M.below(x)
-  number_arg(x, "below")
-  return condition("below", "below " .. x, function(ctx, i)
+-- A threshold on the point's value (a value that is not a number cannot be judged).
+local function threshold(name, x, test)
+  return condition(name, name .. " " .. x, function(ctx, i)
     local v = ctx.points[i].value
     if type(v) ~= "number" then return nil end
-    return v < x
+    return test(v)
   end)
+end
+
+function M.below(x)
+  number_arg(x, "below")
+  return threshold("below", x, function(v) return v < x end)
 end
 
 function M.above(x)
   number_arg(x, "above")
-  return condition("above", "above " .. x, function(ctx, i)
-    local v = ctx.points[i].value
-    if type(v) ~= "number" then return nil end
-    return v > x
-  end)
+  return threshold("above", x, function(v) return v > x end)
 end
 
 function M.when(fn)
