@@ -254,7 +254,7 @@ final class AlertTests: XCTestCase {
             try { id = "bad id", series = series, when = alert.below(1) }
             print(pcall(alert.below, "55"))
             """)
-        XCTAssertEqual(lines.count, 6)
+        guard lines.count == 6 else { return XCTFail("\(lines)") }
         XCTAssertTrue(lines[0].contains("unknown option 'colour'"), lines[0])
         XCTAssertTrue(lines[1].contains("opts.when: expected a condition"), lines[1])
         XCTAssertTrue(lines[2].contains("opts.stale: expected a duration"), lines[2])

@@ -134,7 +134,7 @@ final class NotifyTests: XCTestCase {
             local pending = assert(notify.send("tgdown", { message = "hello" }))
             print(pending.state, pending.error)
             """, config: config, store: store)
-        XCTAssertEqual(lines.count, 2)
+        guard lines.count == 2 else { return XCTFail("\(lines)") }
         XCTAssertTrue(lines[0].hasPrefix("nil\tnotify\t401\t"), lines[0])
         XCTAssertTrue(lines[1].hasPrefix("pending\t"), lines[1])
         let listed = try await store.notifications(states: Set(NotifyItem.State.allCases), limit: 10)
@@ -175,7 +175,7 @@ final class NotifyTests: XCTestCase {
             print(pcall(notify.send, "hook", { message = "x", severity = "loud" }))
             print(pcall(notify.send, "hook", { title = "no message" }))
             """, config: config, store: try StateStore())
-        XCTAssertEqual(lines.count, 5)
+        guard lines.count == 5 else { return XCTFail("\(lines)") }
         XCTAssertTrue(lines[0].hasPrefix("config\tno [notify.nope] channel in"), lines[0])
         XCTAssertTrue(lines[1].contains("carrier-pigeon"), lines[1])
         XCTAssertTrue(lines[2].contains("unknown option 'colour'"), lines[2])

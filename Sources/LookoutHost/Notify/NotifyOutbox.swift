@@ -42,10 +42,30 @@ final class NotifyOutbox: Sendable {
         try await store.insertNotification(message, now: Date())
     }
 
-    /// Sends an item now if it is pending (whatever its due time) and no one else is sending it;
-    /// returns the item as stored afterwards.
+    /// Attempts under way in this process, by id: a second attempt of the same item (the drainer
+    /// and `notify.send`) waits for the first one's outcome.
+    private let inFlight = Locked<[String: Task<NotifyItem?, Never>]>([:])
+
+    /// Sends an item now if it is pending (whatever its due time, when `force`) and no one else is
+    /// sending it; returns the item as stored afterwards. While this process sends it, a second
+    /// call waits for that send's outcome; while another process does, it returns the item as
+    /// `sending`.
     @discardableResult
     func attempt(_ id: String, force: Bool = true) async -> NotifyItem? {
+        let task = inFlight.withLock { running -> Task<NotifyItem?, Never> in
+            if let existing = running[id] { return existing }
+            let task = Task { await self.perform(id, force: force) }
+            running[id] = task
+            return task
+        }
+        let result = await task.value
+        inFlight.withLock { running in
+            if running[id] == task { running[id] = nil }
+        }
+        return result
+    }
+
+    private func perform(_ id: String, force: Bool) async -> NotifyItem? {
         guard var item = try? await store.claimNotification(id: id, now: Date(), force: force) else {
             return try? await store.notification(id: id)
         }
