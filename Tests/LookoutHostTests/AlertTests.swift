@@ -153,6 +153,21 @@ final class AlertTests: XCTestCase {
         XCTAssertEqual(h.notifications.count, 4, "after 30 min the urgent alert notifies again, escalated: \(h.notifications)")
     }
 
+    func testHTTPAckAnswersForTheStatusServer() async throws {
+        let h = try AlertHarness()
+        let acks = AlertAcks(store: h.store)
+        let unknown = await acks.httpAck(id: "urgent-low", by: "web")
+        XCTAssertEqual(unknown.status, 404)
+        _ = try await h.run(urgentLow + "at(0, 100) low:check()")
+        let quiet = await acks.httpAck(id: "urgent-low", by: "web")
+        XCTAssertEqual(quiet.status, 409)
+        XCTAssertTrue(quiet.json.contains("is not firing"), quiet.json)
+        _ = try await h.run(urgentLow + "at(5, 50) low:check()")
+        let acked = await acks.httpAck(id: "urgent-low", by: "web")
+        XCTAssertEqual(acked.status, 200)
+        XCTAssertEqual(acked.json, #"{"acked_by":"web","episode":1,"id":"urgent-low","state":"firing"}"#)
+    }
+
     func testAckErrorsNameTheProblem() async throws {
         let h = try AlertHarness()
         let acks = AlertAcks(store: h.store)

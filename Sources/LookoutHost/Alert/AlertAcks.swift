@@ -29,6 +29,24 @@ public struct AlertAcks: Sendable {
         try await open().ackAlert(id: id, by: by.isEmpty ? "someone" : by, at: at)
     }
 
+    /// The answer for an HTTP callback (`POST /ack/<id>?by=NAME` on the status server): 200 with
+    /// `{"id", "episode", "acked_by", "state"}`, 404 for an unknown alert, 409 when it is not
+    /// alerting, 503 when the database cannot be used; errors as `{"error": "…"}`.
+    public func httpAck(id: String, by: String, at: Date = Date()) async -> (status: Int, json: String) {
+        func encode(_ object: [String: Any]) -> String {
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        }
+        do {
+            let status = try await ack(id: id, by: by, at: at)
+            return (200, encode(["id": status.id, "episode": Int(status.episode), "acked_by": status.ackedBy ?? by, "state": status.state]))
+        } catch let error as AlertAckError {
+            if case .unknown = error { return (404, encode(["error": error.description])) }
+            return (409, encode(["error": error.description]))
+        } catch {
+            return (503, encode(["error": String(describing: error)]))
+        }
+    }
+
     /// Every alert a script has checked, by id, with its acknowledgement if the current episode has one.
     public func list() async throws -> [AlertStatus] {
         try await open().alertStatuses()
