@@ -119,6 +119,18 @@ final class AlertTests: XCTestCase {
         XCTAssertEqual(lines, ["ok/unknown/ok ok/firing/ok ok/firing/ok firing/firing/firing firing/ok/firing firing/ok/ok ok/ok/ok"])
     }
 
+    func testHysteresisSurvivesADataGap() async throws {
+        let h = try AlertHarness()
+        let lines = try await h.run(urgentLow + """
+            at(0, 50) print(low:check())
+            at(20) print(low:check())        -- no data for 20 minutes
+            at(1, 60) print(low:check())     -- back at 60: still under clear (70), so still low
+            at(5, 75) print(low:check())
+            """)
+        XCTAssertEqual(lines, ["firing", "stale", "firing", "ok"])
+        XCTAssertEqual(h.notifications.filter { $0.hasPrefix("phone firing") }.count, 2, "\(h.notifications)")
+    }
+
     func testAckFromAnotherProcessStopsRepeatsForThisEpisodeOnly() async throws {
         let h = try AlertHarness()
         _ = try await h.run(urgentLow + "at(0, 100) low:check() at(5, 50) print(low:check())")
@@ -198,6 +210,9 @@ final class AlertTests: XCTestCase {
             """)
         XCTAssertEqual(lines, ["firing\t1", "firing"])
         XCTAssertEqual(h.notifications, ["phone firing urgent urgent-low", "phone repeat urgent urgent-low"])
+        XCTAssertEqual(h.warnings.withLock { $0 }, [], "the same script: no warning")
+        _ = try await h.run(urgentLow + "at(1, 50) low:check()", name: "other.lua")
+        XCTAssertEqual(h.warnings.withLock { $0 }.first?.contains("has this id from script alerts.lua"), true)
     }
 
     func testSnoozeOfAnUrgentAlertEndsWithItsEpisode() async throws {

@@ -413,9 +413,9 @@ local function judge(a, st, now)
   local points = st.points
   local latest = points[#points]
   if not latest or now - latest.time > a.stale then return "stale" end
-  -- Only points inside the freshness horizon of the newest one count.
   local ctx = { points = points, now = now, max_gap = a.max_gap }
-  local alerting = st.cond == "firing"
+  -- Hysteresis survives a data gap: after "stale" that followed "firing", `clear` decides.
+  local alerting = st.cond == "firing" or (st.cond == "stale" and st.stale_after_firing)
   if alerting then
     local c = a.clear.eval(ctx, #points)
     if c == true then return "ok" end
@@ -428,9 +428,13 @@ local function judge(a, st, now)
 end
 
 local function load(a)
-  local ok, data, ack = host.load(a.id)
+  local ok, data, ack, owner = host.load(a.id)
   if not ok then error("alert " .. a.id .. ": cannot read the state database: " .. tostring(data and data.message or data), 0) end
   if not a.st then
+    if owner and owner ~= host.script then
+      host.warn("alert " .. a.id .. ": the state database has this id from script " .. owner
+        .. "; alert ids are shared by every script (two scripts defining one id share its state)")
+    end
     a.st = fresh_state()
     if data then
       local ok, saved = pcall(json.decode, data)
@@ -480,6 +484,11 @@ function alert_mt:check()
     end
     if st.snooze_episode then st.snoozed_until, st.snooze_episode = nil, nil end
     st.acked_by, st.acked_at = nil, nil
+  end
+  if cond == "stale" then
+    st.stale_after_firing = before == "firing" or (before == "stale" and st.stale_after_firing) or nil
+  else
+    st.stale_after_firing = nil
   end
   st.cond = cond
   if ack and ack.episode == st.episode and alerting then

@@ -52,11 +52,13 @@ struct AlertModule: LuaModule {
             "load": { call in
                 let id = try call.string(1)
                 return try call.wait("alert state", { try await openStore().alertRecord(id: id) }) { stack, record in
+                    // true, the library's JSON, the current episode's acknowledgement, the script that saved it
                     stack.push(true)
                     guard let record else {
                         stack.pushNil()
                         stack.pushNil()
-                        return 3
+                        stack.pushNil()
+                        return 4
                     }
                     stack.push(record.data)
                     if let by = record.status.ackedBy, let at = record.status.ackedAt {
@@ -64,7 +66,8 @@ struct AlertModule: LuaModule {
                     } else {
                         stack.pushNil()
                     }
-                    return 3
+                    stack.push(record.status.script)
+                    return 4
                 }
             },
             "save": { call in

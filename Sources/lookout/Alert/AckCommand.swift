@@ -55,9 +55,11 @@ struct AckCommand: AsyncParsableCommand {
     static func table(_ alerts: [AlertStatus]) -> String {
         guard !alerts.isEmpty else { return "no alerts (no script has checked one yet)" }
         let time = ISO8601DateFormatter()
-        let header = ["ID", "STATE", "SEVERITY", "SINCE", "EPISODE", "ACKED BY", "SCRIPT"]
+        // CHECKED shows when the script last looked: an old time means no script is watching.
+        let header = ["ID", "STATE", "SEVERITY", "SINCE", "EPISODE", "ACKED BY", "CHECKED", "SCRIPT"]
         let rows = alerts.map { a in
-            [a.id, a.state, a.severity, time.string(from: a.since), String(a.episode), a.ackedBy ?? "", a.script]
+            [a.id, a.state, a.severity, time.string(from: a.since), String(a.episode), a.ackedBy ?? "",
+             time.string(from: a.updatedAt), a.script]
         }
         return TextTable.render(header, rows)
     }
