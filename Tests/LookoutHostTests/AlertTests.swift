@@ -236,14 +236,17 @@ final class AlertTests: XCTestCase {
         // Quiet from 11:00 to 12:30; the clock starts at 12:00.
         let lines = try await h.run("""
             local high = alert.define { id = "high", series = series, when = alert.above(250), notify = { "phone" },
+                                        escalate = { { after = "10m", notify = { "partner" } } },
                                         quiet_hours = { from = "11:00", to = "12:30" } }
             at(0, 300) print(high:check())
             at(20, 300) print(high:check())
             at(15, 300) print(high:check())
+            at(10, 300) print(high:check())
             """)
-        XCTAssertEqual(lines, ["firing", "firing", "firing"])
-        XCTAssertEqual(h.notifications, ["phone firing warning high"], "sent once quiet hours ended")
-        XCTAssertEqual(h.log.all.count, 1)
+        XCTAssertEqual(lines, ["firing", "firing", "firing", "firing"])
+        // Sent once quiet hours ended, to the first step only: the ladder starts then.
+        XCTAssertEqual(h.notifications, ["phone firing warning high", "partner escalated warning high"])
+        XCTAssertEqual(h.log.all.count, 2)
         XCTAssertEqual(h.log.all[0].time, AlertHarness.localNoon().addingTimeInterval(35 * 60))
     }
 

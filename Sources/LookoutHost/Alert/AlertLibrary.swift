@@ -512,16 +512,19 @@ function alert_mt:check()
       -- No data at all since start: say so only once the stale window has passed (no false
       -- alert while a freshly started script fetches its first value).
       local waiting = cond == "stale" and #st.points == 0 and now - st.started < a.stale
-      if not quiet and not waiting then
+      if quiet or waiting then
+        -- Held, not dropped: sent once quiet hours end (or the stale window has passed).
+      elseif st.last_notified == nil then
+        -- The ladder starts with the first notification people actually get.
+        st.esc_base, st.level = now, 0
+        send(a, st, now, channels_at(a, 0), cond, severity, describe(a, st, now))
+      else
         local level = 0
         for k, step in ipairs(a.escalate) do
           if now - st.esc_base >= step.after then level = k end
         end
         local text = describe(a, st, now)
-        if st.last_notified == nil then
-          send(a, st, now, channels_at(a, level), cond, severity, text)
-          st.level = level
-        elseif level > st.level then
+        if level > st.level then
           local extra = {}
           for k = st.level + 1, level do
             for _, c in ipairs(a.escalate[k].notify) do extra[#extra + 1] = c end
