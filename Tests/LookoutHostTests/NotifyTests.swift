@@ -15,7 +15,8 @@ final class NotifyTests: XCTestCase {
     private static let pushoverToken = "pushover-app-SECRET"
     private static let pushoverUser = "pushover-user-SECRET"
     private static let hookToken = "hook-SECRET"
-    private let environment = ["TG_TOKEN": telegramToken, "PO_TOKEN": pushoverToken, "PO_USER": pushoverUser, "HOOK_TOKEN": hookToken]
+    private let environment = ["TG_TOKEN": telegramToken, "PO_TOKEN": pushoverToken, "PO_USER": pushoverUser, "HOOK_TOKEN": hookToken,
+                               "SLACK_URL": "http://127.0.0.1:9/services/T000/SECRET-slack-path"]
 
     /// Channels on the peer, each under its own path prefix `/<test>/…`.
     private func config(_ base: String, _ test: String, extra: String = "") throws -> HostConfig {
@@ -127,14 +128,20 @@ final class NotifyTests: XCTestCase {
             url = "http://127.0.0.1:9"
             token_env = "TG_TOKEN"
             chat_id = 1
+            [notify.slack]
+            type = "webhook"
+            url_env = "SLACK_URL"
             """)
         let lines = try await run("""
             local item, err = notify.send("tg", { message = "hello" })
             print(item, err.code, err.status, err.message)
             local pending = assert(notify.send("tgdown", { message = "hello" }))
             print(pending.state, pending.error)
+            local slack = assert(notify.send("slack", { message = "hello" }))
+            print(slack.state, slack.error)
             """, config: config, store: store)
-        guard lines.count == 2 else { return XCTFail("\(lines)") }
+        guard lines.count == 3 else { return XCTFail("\(lines)") }
+        XCTAssertTrue(lines[2].hasPrefix("pending\tPOST ***: cannot connect"), lines[2])
         XCTAssertTrue(lines[0].hasPrefix("nil\tnotify\t401\t"), lines[0])
         XCTAssertTrue(lines[1].hasPrefix("pending\t"), lines[1])
         let listed = try await store.notifications(states: Set(NotifyItem.State.allCases), limit: 10)

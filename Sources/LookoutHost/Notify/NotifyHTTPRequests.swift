@@ -2,7 +2,8 @@ import Foundation
 import Lua
 
 /// The HTTP request each HTTP channel sends, following each service's API:
-/// - webhook: `POST url` with the message as JSON (`Authorization: Bearer` when `token_*` is set);
+/// - webhook: `POST url` (or a secret `url_env`/`url_file`) with the message as JSON
+///   (`Authorization: Bearer` when `token_*` is set);
 /// - ntfy: `POST url/topic` (default `https://ntfy.sh`), the text as body, `Title`, `Priority`
 ///   (urgent 5, warning 4, info 3) and `Tags` headers;
 /// - Pushover: form `POST /1/messages.json` with `token`, `user`, `title`, `message`,
@@ -26,7 +27,15 @@ struct NotifyHTTPRequest: Sendable {
         var secrets: [String] = []
         switch channel.kind {
         case .webhook:
-            spec.url = try channel.setting("url", required: true)!
+            // Many webhook URLs are credentials themselves (Slack, Discord, Teams): `url_env` or
+            // `url_file` keep them out of the config, and their path out of every message.
+            if let secretURL = try channel.secret("url", config: config, environment: environment, required: false) {
+                spec.url = secretURL
+                secrets.append(secretURL)
+                if let path = URLComponents(string: secretURL)?.path, path.count > 1 { secrets.append(path) }
+            } else {
+                spec.url = try channel.setting("url", required: true)!
+            }
             spec.body = try json(message.webhookJSON)
             spec.impliedContentType = "application/json"
             if let token = try channel.secret("token", config: config, environment: environment, required: false) {

@@ -4,7 +4,7 @@
 --- | type | settings | sends |
 --- | --- | --- | --- |
 --- | "log" | | a log line (urgent: critical, warning: warning, info: notice) |
---- | "webhook" | `url`, optional `token_env`/`token_file` (Bearer) | `POST url`, JSON `{id, channel, title, message, severity, kind, time, alert_id, source}` |
+--- | "webhook" | `url` (or `url_env`/`url_file` when the URL is itself a secret, as Slack's and Discord's are), optional `token_env`/`token_file` (Bearer) | `POST url`, JSON `{id, channel, title, message, severity, kind, time, alert_id, source}` |
 --- | "ntfy" | `topic`, `url` (default https://ntfy.sh), optional `token_*` | `POST url/topic`, text body, `Title`, `Priority` (5/4/3), `Tags` headers |
 --- | "pushover" | `token_*` (app), `user_key_*`, `url` (default https://api.pushover.net) | form `POST /1/messages.json`; urgent = priority 2 (repeats until acknowledged in the app) |
 --- | "telegram" | `token_*` (bot), `chat_id`, `url` (default https://api.telegram.org) | `POST /bot<token>/sendMessage` JSON `{chat_id, text}` |
