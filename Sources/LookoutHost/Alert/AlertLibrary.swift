@@ -314,6 +314,12 @@ local function collect(a, now)
     if type(t) == "number" then got[1] = { value = v, time = math.floor(t) }
     else host.warn("alert " .. a.id .. ": series returned a value without a time (epoch ms); ignored") end
   end
+  for _, p in ipairs(got) do
+    if type(p.value) ~= "number" and not a.warned_type then
+      a.warned_type = true  -- once: thresholds and rates cannot judge it, the alert stays "unknown"
+      host.warn("alert " .. a.id .. ": series gave a " .. type(p.value) .. " value; conditions need numbers")
+    end
+  end
   local points, seen = a.st.points, {}
   for _, p in ipairs(points) do seen[p.time] = p end
   for _, p in ipairs(got) do
