@@ -20,6 +20,8 @@ public enum HostModules {
             SignalKModule(config: config, paths: paths),
             ChartModule(paths: paths),
             GarminModule(config: config, paths: paths),
+            NotifyModule(config: config, paths: paths, logger: logger, sideEffects: sideEffects),
+            AlertModule(config: config, paths: paths),
         ]
         guard sideEffects.log != nil else { return modules }
         return modules.map { SideEffectsScope(module: $0, sideEffects: sideEffects) }

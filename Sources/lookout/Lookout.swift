@@ -27,6 +27,7 @@ struct Lookout: AsyncParsableCommand {
             DemoCommand.self,
             GarminCommand.self,
             TestCommand.self,
+            AckCommand.self,
         ])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.

@@ -43,6 +43,7 @@ enum HostConfigSchema {
             ]),
         ]
         for service in services { sections[service] = .profiles }
+        sections["notify"] = .profiles  // notification channels: [notify.NAME] type = "ntfy", …
         return sections
     }()
 

@@ -51,33 +51,13 @@ enum NightscoutOutboxes {
 /// a kick during a drain makes the drain look again before it stops.
 final class OutboxDrainer: Sendable {
     let outbox: Outbox
-    private let state = Locked<(task: Task<Void, Never>?, kicked: Bool)>((nil, false))
+    private let drainer: BackgroundDrainer
 
-    init(outbox: Outbox) { self.outbox = outbox }
+    init(outbox: Outbox) {
+        self.outbox = outbox
+        drainer = BackgroundDrainer(drain: { _ = await outbox.drain() }, nextDue: { await outbox.nextDue() })
+    }
 
     /// Starts draining unless a drain is already running.
-    func kick() {
-        state.withLock { s in
-            s.kicked = true
-            guard s.task == nil else { return }
-            s.task = Task.detached { await self.run() }
-        }
-    }
-
-    private func run() async {
-        while !Task.isCancelled {
-            state.withLock { $0.kicked = false }
-            await outbox.drain()
-            if let next = await outbox.nextDue() {
-                try? await Task.sleep(for: .seconds(max(0.05, next.timeIntervalSinceNow)))
-                continue
-            }
-            let stop = state.withLock { s -> Bool in
-                if s.kicked { return false }
-                s.task = nil
-                return true
-            }
-            if stop { return }
-        }
-    }
+    func kick() { drainer.kick() }
 }

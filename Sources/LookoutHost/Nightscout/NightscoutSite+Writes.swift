@@ -62,17 +62,7 @@ extension NightscoutSite {
     /// The outcome of the first attempt if it ends within `firstAttemptWindow`, else the item as
     /// queued (the attempt goes on).
     static func firstAttempt(_ outbox: Outbox, _ item: OutboxItem) async -> OutboxItem {
-        let attempt = Task { await outbox.attempt(item.identifier) ?? item }
-        return await withTaskGroup(of: OutboxItem?.self) { group in
-            group.addTask { await attempt.value }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(firstAttemptWindow))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? item
-        }
+        await FirstAttempt.result(within: firstAttemptWindow) { await outbox.attempt(item.identifier) ?? item } ?? item
     }
 
     /// `home:update(collection, identifier, doc)`: replaces a document (v3).

@@ -41,8 +41,14 @@ struct OutboxCommand: AsyncParsableCommand {
                 }
                 states = [s]
             }
-            let items = try await OutboxCommand.store(environment).items(site: nil, states: states, limit: 100_000)
+            let store = try OutboxCommand.store(environment)
+            let items = try await store.items(site: nil, states: states, limit: 100_000)
             print(OutboxCommand.table(items))
+            let notifications = try await store.notifications(states: OutboxCommand.notifyStates(states), limit: 100_000)
+            if !notifications.isEmpty {
+                print("\nnotifications:\n" + TextTable.render(
+                    ["ID", "STATE", "TRIES", "CHANNEL", "TITLE", "QUEUED", "WHEN", "LAST ERROR"], NotifyService.rows(notifications)))
+            }
         }
     }
 
@@ -56,6 +62,16 @@ struct OutboxCommand: AsyncParsableCommand {
 
         func run() async throws {
             let environment = try HostEnvironment.load()
+            let store = try OutboxCommand.store(environment)
+            if try await store.notification(id: id) != nil {
+                let logger = environment.bootstrapLogging(verbose: false)
+                guard let item = try await NotifyService.retry(id, store: store, config: environment.config, logger: logger) else {
+                    throw HostSetupError(description: "no outbox item \(id)")
+                }
+                print(TextTable.render(["ID", "STATE", "TRIES", "CHANNEL", "TITLE", "QUEUED", "WHEN", "LAST ERROR"], NotifyService.rows([item])))
+                if item.state == .failed { throw ExitCode(1) }
+                return
+            }
             let item = try await OutboxCommand.report {
                 try await OutboxService.retry(id, store: try OutboxCommand.store(environment), config: environment.config)
             }
@@ -73,9 +89,23 @@ struct OutboxCommand: AsyncParsableCommand {
 
         func run() async throws {
             let environment = try HostEnvironment.load()
-            try await OutboxCommand.report { try await OutboxService.drop(id, store: try OutboxCommand.store(environment)) }
+            let store = try OutboxCommand.store(environment)
+            if try await store.dropNotification(id: id) {
+                print("dropped \(id)")
+                return
+            }
+            try await OutboxCommand.report { try await OutboxService.drop(id, store: store) }
             print("dropped \(id)")
         }
+    }
+
+    /// The notification states matching upload states (`sending` counts as pending).
+    static func notifyStates(_ states: Set<OutboxItem.State>) -> Set<NotifyItem.State> {
+        var out = Set<NotifyItem.State>()
+        if states.contains(.pending) { out.formUnion([.pending, .sending]) }
+        if states.contains(.failed) { out.insert(.failed) }
+        if states.contains(.sent) { out.insert(.sent) }
+        return out
     }
 
     /// Runs `body`; an unknown id is a usage error naming it.
@@ -94,10 +124,6 @@ struct OutboxCommand: AsyncParsableCommand {
                     time.string(from: item.created), when, item.lastError ?? ""]
         }
         let header = ["ID", "STATE", "TRIES", "COLLECTION", "QUEUE", "QUEUED", "WHEN", "LAST ERROR"]
-        let widths = (0..<header.count - 1).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-        return ([header] + rows).map { row in
-            row.enumerated().map { i, cell in i < widths.count ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) : cell }
-                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
-        }.joined(separator: "\n")
+        return TextTable.render(header, rows)
     }
 }

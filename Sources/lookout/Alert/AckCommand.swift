@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import LookoutHost
+
+/// `lookout ack ID [--by NAME]`: acknowledges an alert's current episode from the shell; the
+/// script that checks the alert sees it at its next check. `lookout ack --list` shows the alerts.
+struct AckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ack",
+        abstract: "Acknowledge a firing alert (stops its repeats and escalation for this episode).",
+        discussion: """
+            Alerts are defined by scripts (the `alert` library) and kept in the state database. An
+            acknowledgement applies to the alert's current episode: if it clears and fires again, it
+            notifies again. Urgent alerts notify again when the acknowledgement expires (30 min by
+            default) and the alert still fires.
+            """)
+
+    @Argument(help: "The alert's id (see `lookout ack --list`).")
+    var id: String?
+
+    @Option(help: "Who acknowledges (default: $USER).")
+    var by: String?
+
+    @Flag(help: "List the alerts and their states instead.")
+    var list = false
+
+    func validate() throws {
+        if !list && id == nil { throw ValidationError("give an alert id, or --list") }
+    }
+
+    func run() async throws {
+        let environment = try HostEnvironment.load()
+        let acks = AlertAcks(paths: environment.paths)
+        if list {
+            print(Self.table(try await Self.report { try await acks.list() }))
+            return
+        }
+        let who = by ?? ProcessInfo.processInfo.environment["USER"] ?? "cli"
+        let status = try await Self.report { try await acks.ack(id: id!, by: who) }
+        print("acknowledged \(status.id) (episode \(status.episode)) by \(status.ackedBy ?? who)")
+    }
+
+    /// Runs `body`; an unknown or quiet alert is a usage error naming it.
+    static func report<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as AlertAckError {
+            throw HostSetupError(description: error.description)
+        } catch let error as StateStoreError {
+            throw HostSetupError(description: error.description)
+        }
+    }
+
+    /// Alerts as an aligned table.
+    static func table(_ alerts: [AlertStatus]) -> String {
+        guard !alerts.isEmpty else { return "no alerts (no script has checked one yet)" }
+        let time = ISO8601DateFormatter()
+        // CHECKED shows when the script last looked: an old time means no script is watching.
+        let header = ["ID", "STATE", "SEVERITY", "SINCE", "EPISODE", "ACKED BY", "CHECKED", "SCRIPT"]
+        let rows = alerts.map { a in
+            [a.id, a.state, a.severity, time.string(from: a.since), String(a.episode), a.ackedBy ?? "",
+             time.string(from: a.updatedAt), a.script]
+        }
+        return TextTable.render(header, rows)
+    }
+}
