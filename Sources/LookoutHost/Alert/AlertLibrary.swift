@@ -185,7 +185,7 @@ alert_mt.__tostring = function(a) return "alert " .. a.id .. " (" .. (a.st.state
 local KNOWN = {
   id = "string", title = "string", severity = "string", series = "function", when = "condition", clear = "condition",
   stale = "duration", notify = "list", escalate = "table", repeat_every = "duration", quiet_hours = "table",
-  message = "any", resolved = "boolean", stale_severity = "string", ack_expires = "duration", max_gap = "duration",
+  message = "any", resolved = "boolean", stale_notify = "boolean", stale_severity = "string", ack_expires = "duration", max_gap = "duration",
 }
 
 local function clock_arg(v, what, level)
@@ -257,7 +257,7 @@ function M.define(opts)
     repeat_every = opts.repeat_every and duration(opts.repeat_every, "alert.define: opts.repeat_every"),
     ack_expires = opts.ack_expires and duration(opts.ack_expires, "alert.define: opts.ack_expires")
       or (severity == "urgent" and 30 * MINUTE or nil),
-    message = opts.message, resolved = opts.resolved or false,
+    message = opts.message, resolved = opts.resolved or false, stale_notify = opts.stale_notify ~= false,
     escalate = {}, st = nil,
   }, alert_mt)
   a.max_gap = opts.max_gap and duration(opts.max_gap, "alert.define: opts.max_gap") or a.stale
@@ -472,7 +472,10 @@ function alert_mt:check()
   collect(a, now)
   local before = st.cond
   local cond = judge(a, st, now)
-  local alerting = cond == "firing" or cond == "stale"
+  -- With stale_notify = false, missing data alerts only when it interrupts a firing episode
+  -- (a low whose readings stop is still a low); otherwise another alert reports the gap.
+  local alerting = cond == "firing" or (cond == "stale"
+    and (a.stale_notify or before == "firing" or (before == "stale" and st.stale_after_firing == true)))
   if alerting and cond ~= before then
     -- A new episode: firing and stale are different problems, each acknowledged on its own.
     st.episode = st.episode + 1

@@ -109,6 +109,7 @@ function alert.not_(cond) end
 ---@field message? string|fun(value: any, time: integer): string the text (default "Title: value")
 ---@field resolved? boolean also send "resolved" when it clears (default false); set it for Signal K channels, where it returns the notification to state "normal"
 ---@field stale_severity? "urgent"|"warning"|"info" severity of the stale alert (default: `severity`)
+---@field stale_notify? boolean false: missing data shows as state "stale" but notifies only when it interrupts a firing episode — for a set of alerts over one series where one alert (e.g. "no data") reports gaps (default true)
 ---@field ack_expires? string|number an acknowledgement stops muting after this (default 30m for urgent, never otherwise)
 
 ---@class alert.Alert

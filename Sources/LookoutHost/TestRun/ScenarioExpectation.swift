@@ -4,7 +4,7 @@ import Lua
 /// One assertion of a scenario, checked against the recorded side effects of the run:
 ///
 /// - `{ notify = "urgent-low", within = "15m", of = "bg < 55" }`: a notification for alert
-///   `urgent-low` (a `notify` side effect whose `alert_id`, channel or title matches) at most 15
+///   `urgent-low` (a `notify` side effect whose `alert_id` or channel is it, or whose title or text contains it) at most 15
 ///   minutes after the first reading below 55; `severity = "urgent"` narrows it.
 /// - `{ no_notify = "high" }`: no such notification (in the window, if `of`/`within` are given).
 /// - `log`/`no_log` (a warn+ log line containing the text), `upload`/`no_upload` (a Nightscout
@@ -118,6 +118,7 @@ public struct ScenarioExpectation: Sendable {
             guard e.kind == "notify" else { return false }
             if let severity, e.details["severity"] != severity { return false }
             return match.isEmpty || e.details["alert_id"] == match || e.target == match || text(e.details["title"] ?? "")
+                || text(e.summary)
         case "log": return e.kind == "log" && text(e.summary)
         case "upload":
             return e.kind.hasPrefix("nightscout.") && e.kind != "nightscout.remote"

@@ -1,0 +1,116 @@
+--[[ low-alert.lua — glucose alerts you can sleep on
+
+Five alerts over a Nightscout site's CGM readings, checked every minute:
+
+  urgent-low    (urgent)  below `urgent_low` (55 mg/dL): the one that wakes people. It escalates
+                          to `escalate_to` after `escalate_after` without an acknowledgement and
+                          repeats every `repeat_every`; quiet hours never mute it; "resolved"
+                          follows when it is back above `low`.
+  low           (warning) below `low` (70) for `low_minutes` (20) in a row (a short compression
+                          artefact does not last that long).
+  falling-fast  (warning) falling faster than `falling_rate` (3) mg/dL per minute over 15 minutes
+                          while below `falling_below` (120).
+  high          (warning) above `high` (250) for `high_minutes` (20) in a row; held during quiet
+                          hours when they are set.
+  stale         (warning) no reading newer than `stale_minutes` (15): the sensor, phone or
+                          uploader has stopped. Missing data is never read as "fine" — the other
+                          alerts say "stale" too, and none fires on old data.
+
+Notifications go to the channels named in the settings (`[notify.NAME]` in config.toml: ntfy,
+Pushover, Telegram, a webhook, Nightscout announcements, a Signal K notification or the log).
+Acknowledge from any terminal with `lookout ack urgent-low` (or the REPL: `alert.ack "urgent-low"`).
+
+Needs: [nightscout.home] (read access) and the channels, e.g.
+  [notify.phone]    type = "ntfy"   url = "https://ntfy.sh"   topic = "…"
+  [notify.partner]  type = "pushover"   token_env = "…"   user_env = "…"
+Settings (all optional), e.g. [scripts."low-alert.lua".settings]
+  urgent_low = 55   low = 70   low_minutes = 20   falling_rate = 3   falling_below = 120
+  high = 250   high_minutes = 20
+  stale_minutes = 15   channel = "phone"   escalate_to = "partner"   escalate_after = "10m"
+  repeat_every = "5m"   quiet_from = "23:00"   quiet_to = "07:00"   site = "home"
+Try it: lookout test Scripts/low-alert.lua --scenario overnight-low   (also sensor-gap, post-meal-rise,
+compression-low; Scripts/scenarios/low-alert.*.lua are its tests)
+]]
+
+local alert = require "alert"
+local nightscout = require "nightscout"
+local config = require "config"
+
+local s = config.settings {
+  site = "home", urgent_low = 55, low = 70, low_minutes = 20, falling_rate = 3, falling_below = 120, high = 250,
+  high_minutes = 20, stale_minutes = 15, channel = "phone", escalate_to = "partner",
+  escalate_after = "10m", repeat_every = "5m", quiet_from = "", quiet_to = "",
+}
+local home = assert(nightscout.client(s.site))
+local stale = s.stale_minutes * 60
+local quiet = s.quiet_from ~= "" and { from = s.quiet_from, to = s.quiet_to } or nil
+
+-- The last hour of readings, oldest first, as {value, time}; nil when the site cannot be read
+-- (then no new points arrive and the alerts turn "stale" after `stale_minutes`).
+local cache = { at = nil, points = nil }
+local function readings()
+  local now = os.time()
+  if cache.at ~= now then
+    local entries, err = home:entries { last = "1h", type = "sgv", count = 30 }
+    if not entries then log.warn("cannot read Nightscout:", err.message) end
+    local points
+    if entries then
+      points = {}
+      for i = #entries, 1, -1 do points[#points + 1] = { entries[i].sgv, entries[i].date } end
+    end
+    cache.at, cache.points = now, points
+  end
+  return cache.points
+end
+
+local function message(title)
+  return function(value)
+    if type(value) ~= "number" then return title end
+    return ("%s: %d mg/dL (%.1f mmol/L)"):format(title, value, nightscout.to_mmol(value))
+  end
+end
+
+alert.define {
+  id = "urgent-low", title = "Urgent low", severity = "urgent", series = readings,
+  when = alert.below(s.urgent_low), clear = alert.above(s.low), stale = stale, stale_notify = false,
+  notify = { s.channel }, escalate = { { after = s.escalate_after, notify = { s.escalate_to } } },
+  repeat_every = s.repeat_every, resolved = true, message = message("Urgent low"),
+}
+
+alert.define {
+  id = "low", title = "Low", severity = "warning", series = readings,
+  when = alert.sustained(alert.below(s.low), s.low_minutes * 60), clear = alert.above(s.low + 10),
+  stale = stale, stale_notify = false, notify = { s.channel }, repeat_every = "30m", message = message("Low"),
+}
+
+alert.define {
+  id = "falling-fast", title = "Falling fast", severity = "warning", series = readings,
+  when = alert.all { alert.falling(s.falling_rate, "15m"), alert.below(s.falling_below) },
+  stale = stale, stale_notify = false, notify = { s.channel }, message = message("Falling fast"),
+}
+
+alert.define {
+  id = "high", title = "High", severity = "warning", series = readings,
+  when = alert.sustained(alert.above(s.high), s.high_minutes * 60), clear = alert.below(s.high - 50),
+  stale = stale, stale_notify = false, notify = { s.channel }, repeat_every = "1h", quiet_hours = quiet,
+  message = message("High"),
+}
+
+-- "No data" as an alert of its own: its condition never fires, so only staleness notifies
+-- (the others stay quiet about gaps, except an urgent low whose readings stop).
+alert.define {
+  id = "stale", title = "No CGM data", severity = "warning", series = readings,
+  when = alert.when(function() return false end), stale = stale,
+  notify = { s.channel }, escalate = { { after = "30m", notify = { s.escalate_to } } }, repeat_every = "30m",
+  message = ("No CGM reading for %d minutes"):format(s.stale_minutes),
+}
+
+local function check()
+  local states = alert.check_all()
+  for id, state in pairs(states) do
+    if state ~= "ok" and state ~= "unknown" then log.info(id, state) end
+  end
+end
+
+check()
+timer.every("1m", check)
