@@ -62,15 +62,15 @@ public struct V3Search: Sendable, Equatable {
 
     /// The collection.
     public var collection: V3Collection
-    /// Inclusive lower bound on `date`.
+    /// Inclusive lower bound on the collection's time (``dateField(_:)``).
     public var from: Date?
-    /// Inclusive upper bound on `date`.
+    /// Inclusive upper bound on the collection's time.
     public var through: Date?
     /// Page size, 1…1000 (the server's `API3_MAX_LIMIT` default).
     public var limit: Int
     /// Documents to skip.
     public var skip: Int
-    /// Sort field (default `date`).
+    /// Sort field (default: the collection's time, ``dateField(_:)``; `date` is read as that).
     public var sortField: String
     /// Sort descending (default `true`: newest first).
     public var descending: Bool
@@ -91,14 +91,24 @@ public struct V3Search: Sendable, Equatable {
         }
         if let from, let through, through < from { throw NightscoutError.invalidRequest("upper date bound is before lower bound") }
         self.collection = collection; self.from = from; self.through = through; self.limit = limit; self.skip = skip
-        self.sortField = sortField; self.descending = descending; self.filters = filters; self.fields = fields
+        self.sortField = sortField == "date" ? Self.dateField(collection) : sortField
+        self.descending = descending; self.filters = filters; self.fields = fields
     }
+
+    /// The field a collection's time lives in for every document: `date` for entries,
+    /// `created_at` for the others (spec §2.1). Documents written through API v1 (as Loop and most
+    /// uploaders do) have no `date` field in storage, so a bound or sort on `date` would miss them.
+    public static func dateField(_ collection: V3Collection) -> String { collection == .entries ? "date" : "created_at" }
 
     /// The query items in a fixed order: date bounds, filters, sort, limit, skip, fields.
     public var queryItems: [(String, String)] {
         var items: [(String, String)] = []
-        if let from { items.append(("date$gte", String(NightscoutDate(from).epochMilliseconds))) }
-        if let through { items.append(("date$lte", String(NightscoutDate(through).epochMilliseconds))) }
+        let field = Self.dateField(collection)
+        func bound(_ d: Date) -> String {
+            field == "date" ? String(NightscoutDate(d).epochMilliseconds) : NightscoutDate(d).isoString
+        }
+        if let from { items.append((field + "$gte", bound(from))) }
+        if let through { items.append((field + "$lte", bound(through))) }
         for f in filters { items.append((f.op == .eq ? f.field : f.field + "$" + f.op.rawValue, f.value)) }
         items.append((descending ? "sort$desc" : "sort", sortField))
         items.append(("limit", String(limit)))
