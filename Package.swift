@@ -45,6 +45,7 @@ let package = Package(
             name: "LookoutHost",
             dependencies: [
                 "Lua", "LuaShim", "CLua", "NightscoutKit", "SignalKKit",
+                "NorthlightKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -71,6 +72,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
+        // Northlight feedback client: feedback, bugs, votes, board, roadmap, device info (knows nothing of Lua).
+        .target(
+            name: "NorthlightKit",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         // Spec-faithful local servers (Nightscout first). Shares no model code with any Kit.
         .target(
             name: "LookoutSim",
@@ -85,6 +94,7 @@ let package = Package(
             name: "lookout",
             dependencies: [
                 "LookoutHost", "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
+                "NorthlightKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -103,6 +113,7 @@ let package = Package(
             name: "LookoutHostTests",
             dependencies: [
                 "LookoutHost", "Lua", "LookoutTestSupport", "NightscoutKit", "SignalKKit", "LookoutSim",
+                "NorthlightKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -117,5 +128,6 @@ let package = Package(
             ]),
         .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutSim", "LookoutTestSupport"]),
         .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "NorthlightKitTests", dependencies: ["NorthlightKit", "LookoutSim", "LookoutTestSupport"]),
     ]
 )

@@ -4,6 +4,9 @@ import Lua
 /// The modules Lookout gives every script, besides the core ones (`json`, `timer`, `task`,
 /// `script`) that the `Lua` layer provides.
 public enum HostModules {
+    /// Lookout's version (the CLI's `--version`; the app version in Northlight device info).
+    public static let lookoutVersion = "0.1.0"
+
     /// The modules for a script, configured from the host config.
     /// - Parameter confirmation: asks at the terminal before a live Loop remote command (the REPL).
     public static func all(config: HostConfig, paths: LookoutPaths, logger: Logger,
@@ -16,6 +19,7 @@ public enum HostModules {
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
             SignalKModule(config: config, paths: paths),
+            FeedbackModule(config: config, paths: paths),
         ]
     }
 }

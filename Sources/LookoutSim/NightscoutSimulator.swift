@@ -180,33 +180,12 @@ public final class NightscoutSimulator: Sendable {
     public func start() async throws -> URL {
         if let secret = options.apiSecret, secret.count < 12 { throw SimulatorError.apiSecretTooShort }
         if case .sqlite(let path) = options.persistence { try await store.open(path: path) }
-        let (portStream, portCont) = AsyncStream<Int>.makeStream()
-        let responder = NightscoutResponder(sim: self)
-        var logger = Logger(label: "LookoutSim.Nightscout")
-        logger.logLevel = .critical
-        let app = Application(
-            responder: responder,
-            configuration: .init(address: .hostname("127.0.0.1", port: options.port), serverName: nil),
-            onServerRunning: { channel in
-                portCont.yield(channel.localAddress?.port ?? 0)
-                portCont.finish()
-            },
-            logger: logger)
-        let task = Task {
-            defer { portCont.finish() }
-            try await app.run()
+        switch await SimServer.start(NightscoutResponder(sim: self), port: options.port, label: "LookoutSim.Nightscout",
+                                     running: running) {
+        case .started(let port): return URL(string: "http://127.0.0.1:\(port)")!
+        case .alreadyRunning: throw SimulatorError.alreadyRunning
+        case .didNotStart: throw SimulatorError.didNotStart
         }
-        guard await running.set(task) else {
-            task.cancel()
-            throw SimulatorError.alreadyRunning
-        }
-        var it = portStream.makeAsyncIterator()
-        guard let port = await it.next(), port > 0 else {
-            _ = try? await task.value
-            await running.clear()
-            throw SimulatorError.didNotStart
-        }
-        return URL(string: "http://127.0.0.1:\(port)")!
     }
 
     /// Stops the server and waits until it has shut down.

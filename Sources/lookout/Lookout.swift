@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutHost
 
 /// `lookout`: scripting host for Nightscout, Signal K, Northlight and Garmin Connect.
 @main
@@ -13,7 +14,7 @@ struct Lookout: AsyncParsableCommand {
             (LOOKOUT_HOME overrides both).
             """,
         version: LookoutVersion.text,
-        subcommands: [RunCommand.self, ReplCommand.self, StubsCommand.self, SimCommand.self, OutboxCommand.self, AuditLogCommand.self, SyncCommand.self, DiscoverCommand.self])
+        subcommands: [RunCommand.self, ReplCommand.self, StubsCommand.self, SimCommand.self, OutboxCommand.self, AuditLogCommand.self, SyncCommand.self, DiscoverCommand.self, FeedbackCommand.self, BugCommand.self])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.
     static func main() async {
@@ -42,5 +43,5 @@ struct Lookout: AsyncParsableCommand {
 
 /// The version shown by `--version` and the REPL banner.
 enum LookoutVersion {
-    static let text = "0.1.0"
+    static let text = HostModules.lookoutVersion
 }

@@ -63,11 +63,7 @@ struct SignalKSimCommand: AsyncParsableCommand {
         } catch {
             say("not announced by mDNS: \(error)")
         }
-        say("serving until Ctrl-C")
-        let stopped = AsyncStream<Void>.makeStream()
-        let signals = SignalWatcher { _ in stopped.continuation.finish() }
-        for await _ in stopped.stream {}
-        signals.cancel()
+        await SimServing.untilInterrupted()
         advertiser.stop()
         await simulator.stop()
     }
