@@ -97,6 +97,28 @@ final class FeedbackCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertFalse(list.stdout.contains(key))
     }
 
+    func testBugQueuedAfterA503IsSentByOutboxRetry() async throws {
+        let (env, key) = try await configure()
+        await Self.simulator.injectFailures(status: 503, count: 1)
+        let queued = try lookout(["bug", "--profile", "app", "--no-input", "--title", "Busy", "--description", "d", "--severity", "low",
+                                  "--diagnostics"], environment: env)
+        assertExit(queued, 0)
+        XCTAssertTrue(queued.stderr.contains("Diagnostics summary:"), queued.stderr)
+        XCTAssertTrue(queued.stdout.hasPrefix("queued in the outbox as "), queued.stdout)
+        XCTAssertTrue(queued.stdout.contains("server error (HTTP 503)"), queued.stdout)
+        let id = String(queued.stdout.dropFirst("queued in the outbox as ".count).prefix(36))
+        let before = await Self.simulator.bugs(apiKey: key)
+        XCTAssertEqual(before.count, 0)
+
+        let retry = try lookout(["outbox", "retry", id], environment: env)
+        assertExit(retry, 0)
+        let row = retry.stdout.split(separator: "\n").first { $0.hasPrefix(id) }?.split(separator: " ").map(String.init)
+        XCTAssertEqual(row.map { Array($0.prefix(4)) }, [id, "sent", "2", "northlight.bug"], retry.stdout)
+        let after = await Self.simulator.bugs(apiKey: key)
+        XCTAssertEqual(after.map { $0["title"]?.stringValue }, ["Busy"])
+        XCTAssertTrue(after.first?["description"]?.stringValue?.contains("--- diagnostics ---\nlookout 0.1.0") == true)
+    }
+
     func testNorthlightSimulatorCommand() throws {
         let sim = try launch(["sim", "northlight", "--tier", "free"])
         sim.closeInput()
