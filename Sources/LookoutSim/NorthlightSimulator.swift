@@ -95,19 +95,15 @@ public final class NorthlightSimulator: Sendable {
 
     /// Starts listening; returns the API base URL `http://127.0.0.1:<port>/api/v1`.
     public func start() async throws -> URL {
-        switch await SimServer.start(NorthlightResponder(sim: self), port: options.port, label: "LookoutSim.Northlight",
-                                     running: running) {
-        case .started(let port): return URL(string: "http://127.0.0.1:\(port)/api/v1")!
-        case .alreadyRunning: throw SimulatorError.alreadyRunning
-        case .didNotStart: throw SimulatorError.didNotStart
-        }
+        let port = try await SimServer.start(
+            NorthlightResponder(sim: self), port: options.port, label: "LookoutSim.Northlight", running: running,
+            alreadyRunning: SimulatorError.alreadyRunning, didNotStart: SimulatorError.didNotStart)
+        return URL(string: "http://127.0.0.1:\(port)/api/v1")!
     }
 
     /// Stops the server.
     public func stop() async {
-        guard let task = await running.clear() else { return }
-        task.cancel()
-        _ = try? await task.value
+        await SimServer.stop(running)
     }
 
     // MARK: Test API

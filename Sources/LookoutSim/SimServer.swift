@@ -45,4 +45,22 @@ enum SimServer {
         }
         return .started(port: bound)
     }
+
+    /// `start`, throwing the simulator's own errors; returns the port.
+    static func start<R: HTTPResponder, E: Error>(_ responder: R, port: Int, label: String, running: RunState,
+                                                  alreadyRunning: E, didNotStart: E) async throws(E) -> Int
+    where R.Context == SimRequestContext {
+        switch await start(responder, port: port, label: label, running: running) {
+        case .started(let bound): return bound
+        case .alreadyRunning: throw alreadyRunning
+        case .didNotStart: throw didNotStart
+        }
+    }
+
+    /// Stops the server kept by `running` and waits until it has shut down.
+    static func stop(_ running: RunState) async {
+        guard let task = await running.clear() else { return }
+        task.cancel()
+        _ = try? await task.value
+    }
 }
