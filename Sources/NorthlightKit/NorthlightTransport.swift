@@ -42,9 +42,21 @@ public struct NorthlightTransport: Sendable {
     /// Wraps a send function.
     public init(send: @escaping Send) { self.send = send }
 
-    /// A transport over AsyncHTTPClient (`HTTPClient.shared` by default) reading at most
+    /// The process's client for Northlight: no redirects (a redirect would carry `X-API-Key` to
+    /// another address; a 3xx is reported as a server error instead), and a refused connection
+    /// fails at once rather than being retried until the request's deadline (failed submissions
+    /// are retried by the caller's outbox). Never shut down: it lives as long as the process.
+    public static let sharedClient: HTTPClient = {
+        var pool = HTTPClient.Configuration.ConnectionPool()
+        pool.retryConnectionEstablishment = false
+        let configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)),
+                                                     connectionPool: pool)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// A transport over AsyncHTTPClient (`sharedClient` by default) reading at most
     /// `maximumBodyBytes` of a response. Error texts name the method, path and failure kind only.
-    public static func asyncHTTPClient(_ client: HTTPClient = .shared, maximumBodyBytes: Int = 1024 * 1024) -> NorthlightTransport {
+    public static func asyncHTTPClient(_ client: HTTPClient = sharedClient, maximumBodyBytes: Int = 1024 * 1024) -> NorthlightTransport {
         NorthlightTransport { (request, timeout) throws(NorthlightError) in
             var req = HTTPClientRequest(url: request.url.absoluteString)
             req.method = .init(rawValue: request.method)
