@@ -129,3 +129,22 @@ final class NorthlightOperationTests: XCTestCase {
         XCTAssertNil(roadmap.last?.estimatedDate)
     }
 }
+
+/// The seed's facade over one client.
+final class NorthlightFacadeTests: XCTestCase {
+    func testConfigureSharedAndForwarding() async throws {
+        let site = try await NorthlightKitSim.shared.start()
+        Northlight.use(nil)
+        await assertThrows(.invalidAPIKey) { try await Northlight.submitFeedback(title: "t", description: "d") }
+        let key = await site.sim.addProject(tier: .starter)
+        let client = try Northlight.configure(apiKey: key, baseURL: site.url, appVersion: "2.0")
+        XCTAssertTrue(try Northlight.shared() === client)
+        try await Northlight.shared().setUserIdentifier("facade-user")
+        let id = try await Northlight.submitFeedback(title: "From the facade", description: "d", category: "UI/UX")
+        let bug = try await Northlight.reportBug(title: "Bug", description: "d", severity: .high, stepsToReproduce: "1.")
+        XCTAssertEqual(bug.count, 36)
+        let votes = try await Northlight.vote(feedbackId: id)
+        XCTAssertEqual(votes, 1)
+        Northlight.use(nil)
+    }
+}
