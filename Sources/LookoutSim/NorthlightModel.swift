@@ -43,13 +43,15 @@ struct NorthlightFeedbackRecord: Sendable {
 /// Everything the simulator holds.
 actor NorthlightSimState {
     var projects: [String: NorthlightProject] = [:]
-    var failures: [Int] = []
+    var failures: [(status: Int, headers: [(String, String)])] = []
     var requests: [NorthlightSimulator.RecordedRequest] = []
 
     func add(key: String, project: NorthlightProject) { projects[key] = project }
     func record(_ r: NorthlightSimulator.RecordedRequest) { requests.append(r) }
-    func nextFailure() -> Int? { failures.isEmpty ? nil : failures.removeFirst() }
-    func inject(_ status: Int, count: Int) { failures += Array(repeating: status, count: count) }
+    func nextFailure() -> (status: Int, headers: [(String, String)])? { failures.isEmpty ? nil : failures.removeFirst() }
+    func inject(_ status: Int, headers: [(String, String)] = [], count: Int) {
+        failures += Array(repeating: (status, headers), count: count)
+    }
 
     /// Runs `body` on a project (nil when the key is unknown).
     func with<T: Sendable>(_ key: String, _ body: (inout NorthlightProject) -> T) -> T? {

@@ -50,7 +50,9 @@ enum NorthlightAPI {
         }
         if let limited = await rateLimit(key, sim: sim) { return limited }
         guard let platform = req.header("x-platform"), !platform.isEmpty else { return invalid("X-Platform", "X-Platform header is required") }
-        if let status = await sim.state.nextFailure() { return failure(status, "server_error", "injected failure") }
+        if let fault = await sim.state.nextFailure() {
+            return failure(fault.status, "server_error", "injected failure", headers: fault.headers)
+        }
         let rest = Array(s.dropFirst(2))
         switch (req.method, rest.count, rest.first) {
         case ("POST", 1, "feedback"): return await submit(req, key: key, bug: false, sim: sim)

@@ -123,6 +123,12 @@ public final class NorthlightSimulator: Sendable {
     /// The next `count` requests (after authentication) answer `status` with an error body.
     public func injectFailures(status: Int, count: Int = 1) async { await state.inject(status, count: count) }
 
+    /// The next request answers `307 Temporary Redirect` to `location` (a hostile or misconfigured
+    /// server: clients must not follow it with their API key).
+    public func injectRedirect(to location: String) async {
+        await state.inject(307, headers: [("Location", location)], count: 1)
+    }
+
     /// Every request so far, oldest first.
     public func requests() async -> [RecordedRequest] { await state.requests }
 

@@ -117,6 +117,16 @@ final class NorthlightErrorTests: XCTestCase {
         }
     }
 
+    func testRedirectsAreNotFollowedWithTheKey() async throws {
+        let key = await site.sim.addProject(tier: .starter)
+        let northlight = NorthlightClient(configuration: try NorthlightConfiguration(apiKey: key, baseURL: site.url),
+                                          deviceInfo: { fixedDevice })
+        await site.sim.injectRedirect(to: site.url.absoluteString + "/roadmap?stolen=1")
+        await assertThrows(.serverError(statusCode: 307)) { try await northlight.submitFeedback(title: "t", description: "d") }
+        let followed = await site.sim.requests().filter { $0.target.contains("stolen") }
+        XCTAssertEqual(followed.count, 0, "the redirect was not followed")
+    }
+
     func testUndecodableAnswerIsInvalidResponse() async throws {
         let transport = NorthlightTransport { _, _ in NorthlightHTTPResponse(status: 200, headers: [:], body: Data("<html>".utf8)) }
         let northlight = NorthlightClient(configuration: try NorthlightConfiguration(apiKey: "k"), transport: transport,
