@@ -25,18 +25,20 @@ public enum NorthlightSubmissions {
             reason = error
         }
         guard reason.isRetryable else { throw reason }
-        let (queue, drainer) = Self.outbox(queue: connection.queue, client: client, store: store, policy: policy)
-        var item = try await queue.enqueue(collectionName: NorthlightOutboxSender.collectionName(submission.kind),
-                                            identifier: UUID().uuidString.lowercased(), body: submission.body, source: source)
-        // The first attempt was the one above: record it as the outbox would have.
+        // Stored already carrying the first attempt (the one above) and its wait, so a drain
+        // running meanwhile (opening an outbox starts one) does not send it again at once.
         let failure = NorthlightOutboxSender.outboxError(reason)
         let wait = policy.delay(afterAttempts: 1, retryAfter: failure.retryAfter, random: Double.random(in: 0..<1))
+        var item = OutboxItem(identifier: UUID().uuidString.lowercased(), site: connection.queue,
+                              collectionName: NorthlightOutboxSender.collectionName(submission.kind), body: submission.body,
+                              source: source, created: Date())
         item.attempts = 1
+        item.nextAttempt = item.created.addingTimeInterval(wait)
+        item = try await store.insert(item)
         item.lastError = failure.message
         item.lastStatus = failure.status
-        item.nextAttempt = Date().addingTimeInterval(wait)
         try await store.update(item)
-        drainer.kick()
+        Self.outbox(queue: connection.queue, client: client, store: store, policy: policy).1.kick()
         return .queued(item: item, reason: reason)
     }
 
