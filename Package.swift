@@ -46,6 +46,7 @@ let package = Package(
             dependencies: [
                 "Lua", "LuaShim", "CLua", "NightscoutKit", "SignalKKit",
                 "GarminKit",
+                "NorthlightKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -81,6 +82,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
+        // Northlight feedback client: feedback, bugs, votes, board, roadmap, device info (knows nothing of Lua).
+        .target(
+            name: "NorthlightKit",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         // Spec-faithful local servers (Nightscout first). Shares no model code with any Kit.
         .target(
             name: "LookoutSim",
@@ -96,6 +105,7 @@ let package = Package(
             dependencies: [
                 "LookoutHost", "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
                 "GarminKit",
+                "NorthlightKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -115,6 +125,7 @@ let package = Package(
             dependencies: [
                 "LookoutHost", "Lua", "LookoutTestSupport", "NightscoutKit", "SignalKKit", "LookoutSim",
                 "GarminKit",
+                "NorthlightKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -132,5 +143,6 @@ let package = Package(
             name: "GarminKitTests",
             dependencies: ["GarminKit", "LookoutSim", "LookoutTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "NorthlightKitTests", dependencies: ["NorthlightKit", "LookoutSim", "LookoutTestSupport"]),
     ]
 )

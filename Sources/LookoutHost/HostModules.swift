@@ -4,6 +4,9 @@ import Lua
 /// The modules Lookout gives every script, besides the core ones (`json`, `timer`, `task`,
 /// `script`) that the `Lua` layer provides.
 public enum HostModules {
+    /// Lookout's version (the CLI's `--version`; the app version in Northlight device info).
+    public static let lookoutVersion = "0.1.0"
+
     /// The modules for a script, configured from the host config.
     /// - Parameters:
     ///   - confirmation: asks at the terminal before a live Loop remote command (the REPL).
@@ -22,6 +25,7 @@ public enum HostModules {
             GarminModule(config: config, paths: paths),
             NotifyModule(config: config, paths: paths, logger: logger, sideEffects: sideEffects),
             AlertModule(config: config, paths: paths),
+            FeedbackModule(config: config, paths: paths),
         ]
         guard sideEffects.log != nil else { return modules }
         return modules.map { SideEffectsScope(module: $0, sideEffects: sideEffects) }

@@ -109,11 +109,10 @@ public final class GarminSimulator: Sendable {
 
     /// Starts listening on 127.0.0.1 and returns the base URL.
     public func start() async throws -> URL {
-        switch await SimServer.start(GarminSimResponder(sim: self), port: options.port, label: "LookoutSim.Garmin", running: running) {
-        case .port(let port): return URL(string: "http://127.0.0.1:\(port)")!
-        case .alreadyRunning: throw SimulatorError.alreadyRunning
-        case .didNotStart: throw SimulatorError.didNotStart
-        }
+        let port = try await SimServer.start(
+            GarminSimResponder(sim: self), port: options.port, label: "LookoutSim.Garmin", running: running,
+            alreadyRunning: SimulatorError.alreadyRunning, didNotStart: SimulatorError.didNotStart)
+        return URL(string: "http://127.0.0.1:\(port)")!
     }
 
     /// Stops the server.

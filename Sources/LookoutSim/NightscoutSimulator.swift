@@ -196,15 +196,16 @@ public final class NightscoutSimulator: Sendable {
     public func start() async throws -> URL {
         if let secret = options.apiSecret, secret.count < 12 { throw SimulatorError.apiSecretTooShort }
         if case .sqlite(let path) = options.persistence { try await store.open(path: path) }
-        switch await SimServer.start(NightscoutResponder(sim: self), port: options.port, label: "LookoutSim.Nightscout", running: running) {
-        case .port(let port): return URL(string: "http://127.0.0.1:\(port)")!
-        case .alreadyRunning: throw SimulatorError.alreadyRunning
-        case .didNotStart: throw SimulatorError.didNotStart
-        }
+        let port = try await SimServer.start(
+            NightscoutResponder(sim: self), port: options.port, label: "LookoutSim.Nightscout", running: running,
+            alreadyRunning: SimulatorError.alreadyRunning, didNotStart: SimulatorError.didNotStart)
+        return URL(string: "http://127.0.0.1:\(port)")!
     }
 
     /// Stops the server and waits until it has shut down.
-    public func stop() async { await SimServer.stop(running) }
+    public func stop() async {
+        await SimServer.stop(running)
+    }
 
     // MARK: test/seed API
 

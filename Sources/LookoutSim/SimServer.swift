@@ -2,20 +2,21 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// Starting and stopping a simulator's Hummingbird server on 127.0.0.1 (shared by the simulators).
+/// Runs a simulator's HTTP responder on 127.0.0.1 in a task kept by `RunState`.
 enum SimServer {
-    /// How a start ended.
-    enum Outcome {
+    /// How starting went.
+    enum Start {
         /// Listening on this port.
-        case port(Int)
-        /// The simulator was already running.
+        case started(port: Int)
+        /// `running` already had a server.
         case alreadyRunning
         /// The server stopped before it reported its port.
         case didNotStart
     }
 
-    /// Runs `responder` on 127.0.0.1:`port` (0: any free port) in a task kept in `running`.
-    static func start<R: HTTPResponder>(_ responder: R, port: Int, label: String, running: RunState) async -> Outcome
+    /// Starts `responder` on `port` (0: any free one) and waits until it listens. Logs only
+    /// critical messages under `label`.
+    static func start<R: HTTPResponder>(_ responder: R, port: Int, label: String, running: RunState) async -> Start
     where R.Context == SimRequestContext {
         let (portStream, portCont) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: label)
@@ -37,15 +38,26 @@ enum SimServer {
             return .alreadyRunning
         }
         var it = portStream.makeAsyncIterator()
-        guard let port = await it.next(), port > 0 else {
+        guard let bound = await it.next(), bound > 0 else {
             _ = try? await task.value
             await running.clear()
             return .didNotStart
         }
-        return .port(port)
+        return .started(port: bound)
     }
 
-    /// Stops the server and waits until it has shut down.
+    /// `start`, throwing the simulator's own errors; returns the port.
+    static func start<R: HTTPResponder, E: Error>(_ responder: R, port: Int, label: String, running: RunState,
+                                                  alreadyRunning: E, didNotStart: E) async throws(E) -> Int
+    where R.Context == SimRequestContext {
+        switch await start(responder, port: port, label: label, running: running) {
+        case .started(let bound): return bound
+        case .alreadyRunning: throw alreadyRunning
+        case .didNotStart: throw didNotStart
+        }
+    }
+
+    /// Stops the server kept by `running` and waits until it has shut down.
     static func stop(_ running: RunState) async {
         guard let task = await running.clear() else { return }
         task.cancel()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutHost
 
 /// `lookout`: scripting host for Nightscout, Signal K, Northlight and Garmin Connect.
 @main
@@ -28,6 +29,8 @@ struct Lookout: AsyncParsableCommand {
             GarminCommand.self,
             TestCommand.self,
             AckCommand.self,
+            FeedbackCommand.self,
+            BugCommand.self,
         ])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.
@@ -57,5 +60,5 @@ struct Lookout: AsyncParsableCommand {
 
 /// The version shown by `--version` and the REPL banner.
 enum LookoutVersion {
-    static let text = "0.1.0"
+    static let text = HostModules.lookoutVersion
 }

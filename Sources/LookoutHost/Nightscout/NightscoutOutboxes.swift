@@ -25,10 +25,16 @@ enum NightscoutOutboxes {
     static func outbox(for client: NightscoutClient, queue: String, store: StateStore, policy: RetryPolicy)
         -> (Outbox, OutboxDrainer)
     {
+        outbox(queue: queue, store: store) { Outbox(client: client, store: store, site: queue, policy: policy) }
+    }
+
+    /// The outbox of `queue` in `store`, made by `make` on first use (other services' queues:
+    /// Northlight submissions share the registry, the drainers and `lookout outbox`).
+    static func outbox(queue: String, store: StateStore, make: () -> Outbox) -> (Outbox, OutboxDrainer) {
         let key = store.identity + "\n" + queue
         let (entry, created) = outboxes.withLock { all -> ((outbox: Outbox, drainer: OutboxDrainer), Bool) in
             if let existing = all[key] { return (existing, false) }
-            let outbox = Outbox(client: client, store: store, site: queue, policy: policy)
+            let outbox = make()
             let entry = (outbox: outbox, drainer: OutboxDrainer(outbox: outbox))
             all[key] = entry
             return (entry, true)

@@ -9,7 +9,7 @@ enum OutboxLua {
     static func value(_ item: OutboxItem) -> LuaValue {
         func ms(_ date: Date) -> LuaValue { .int(Int64((date.timeIntervalSince1970 * 1000).rounded())) }
         var fields: [String: LuaValue] = [
-            "id": .text(item.identifier), "site": .text(item.site), "collection": .text(item.collection.rawValue),
+            "id": .text(item.identifier), "site": .text(item.site), "collection": .text(item.collectionName),
             "state": .text(item.state.rawValue), "attempts": .int(Int64(item.attempts)), "created": ms(item.created),
         ]
         if let source = item.source { fields["source"] = .text(source) }

@@ -30,6 +30,11 @@ public enum OutboxService {
             _ = try await outbox.retry(id)
             return await outbox.attempt(id) ?? item
         }
+        if let config, let outbox = await NorthlightSubmissions.outbox(forQueue: item.site, config: config, store: store,
+                                                                       environment: environment) {
+            _ = try await outbox.retry(id)
+            return await outbox.attempt(id) ?? item
+        }
         item.state = .pending
         item.nextAttempt = Date()
         try await store.update(item)

@@ -9,7 +9,7 @@ extension StateStore: OutboxStore {
             try db.execute(sql: """
                 INSERT INTO outbox (site, identifier, collection, body, source, created, state, attempts, next_attempt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, identifier) DO NOTHING
-                """, arguments: [item.site, item.identifier, item.collection.rawValue, item.body, item.source,
+                """, arguments: [item.site, item.identifier, item.collectionName, item.body, item.source,
                                  item.created.timeIntervalSince1970, item.state.rawValue, item.attempts,
                                  item.nextAttempt.timeIntervalSince1970])
             return try StateStore.fetchOutboxItem(db, site: item.site, identifier: item.identifier) ?? item
@@ -65,12 +65,14 @@ extension StateStore: OutboxStore {
             .flatMap(outboxItem)
     }
 
-    /// A row as an item; `nil` for a row a newer Lookout wrote with a collection or state this
-    /// one does not know (left alone rather than misread).
+    /// A row as an item; `nil` for a row a newer Lookout wrote with a state this one does not
+    /// know (left alone rather than misread). Any collection name is read: Nightscout uploads and
+    /// other services' items (`northlight.feedback`) share the table, each queue sent by its own
+    /// sender.
     static func outboxItem(_ row: Row) -> OutboxItem? {
-        guard let collection = V3Collection(rawValue: row["collection"]),
+        guard let collection: String = row["collection"], !collection.isEmpty,
               let state = OutboxItem.State(rawValue: row["state"]) else { return nil }
-        var item = OutboxItem(identifier: row["identifier"], site: row["site"], collection: collection, body: row["body"],
+        var item = OutboxItem(identifier: row["identifier"], site: row["site"], collectionName: collection, body: row["body"],
                               source: row["source"], created: Date(timeIntervalSince1970: row["created"]))
         item.state = state
         item.attempts = row["attempts"]

@@ -11,8 +11,8 @@ import Foundation
 /// await outbox.drain()                                  // later: everything due
 /// ```
 public actor Outbox {
-    /// The client that sends.
-    public nonisolated let client: NightscoutClient
+    /// What sends the items (a Nightscout client, or another service's sender).
+    public nonisolated let sender: any OutboxSender
     /// The queue's key in the store: by default the client's site (`OutboxItem.siteKey(for:)`).
     public nonisolated let site: String
     /// The storage.
@@ -30,8 +30,17 @@ public actor Outbox {
     public init(client: NightscoutClient, store: any OutboxStore, site: String? = nil, policy: RetryPolicy = RetryPolicy(),
                 now: @escaping @Sendable () -> Date = { Date() },
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
-        self.client = client
-        self.site = site ?? OutboxItem.siteKey(for: client.configuration)
+        self.init(sender: NightscoutOutboxSender(client: client), site: site ?? OutboxItem.siteKey(for: client.configuration),
+                  store: store, policy: policy, now: now, random: random)
+    }
+
+    /// An outbox whose items `sender` sends, under the queue key `site` (items of other
+    /// services: their sender maps its errors to `OutboxSendError` for the retry rules).
+    public init(sender: any OutboxSender, site: String, store: any OutboxStore, policy: RetryPolicy = RetryPolicy(),
+                now: @escaping @Sendable () -> Date = { Date() },
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.sender = sender
+        self.site = site
         self.store = store
         self.policy = policy
         self.now = now
@@ -45,8 +54,14 @@ public actor Outbox {
     ///   - body: the document as JSON.
     ///   - source: who queued it, for the user (a script name).
     public func enqueue(_ collection: V3Collection, identifier: String, body: Data, source: String?) async throws -> OutboxItem {
+        try await enqueue(collectionName: collection.rawValue, identifier: identifier, body: body, source: source)
+    }
+
+    /// Stores an item of any kind (`collectionName` tells the sender what it is), like
+    /// `enqueue(_:identifier:body:source:)`.
+    public func enqueue(collectionName: String, identifier: String, body: Data, source: String?) async throws -> OutboxItem {
         guard !identifier.isEmpty else { throw NightscoutError.invalidRequest("an outbox item needs an identifier") }
-        return try await store.insert(OutboxItem(identifier: identifier, site: site, collection: collection, body: body,
+        return try await store.insert(OutboxItem(identifier: identifier, site: site, collectionName: collectionName, body: body,
                                                  source: source, created: now()))
     }
 
@@ -133,18 +148,19 @@ public actor Outbox {
         var item = stored
         item.attempts += 1
         do {
-            let deduplicated = try await upload(item)
+            let deduplicated = try await sender.send(item)
             item.state = .sent
             item.sentAt = now()
             item.deduplicated = deduplicated
             item.lastError = nil
             item.lastStatus = nil
         } catch {
-            item.lastError = (error as? NightscoutError)?.description ?? String(describing: error)
-            item.lastStatus = (error as? NightscoutError)?.status
+            let other = error as? OutboxSendError
+            item.lastError = (error as? NightscoutError)?.description ?? other?.description ?? String(describing: error)
+            item.lastStatus = (error as? NightscoutError)?.status ?? other?.status
             if RetryPolicy.isRetryable(error) {
                 item.state = .pending
-                let wait = policy.delay(afterAttempts: item.attempts, retryAfter: (error as? NightscoutError)?.retryAfter,
+                let wait = policy.delay(afterAttempts: item.attempts, retryAfter: (error as? NightscoutError)?.retryAfter ?? other?.retryAfter,
                                         random: random())
                 item.nextAttempt = now().addingTimeInterval(wait)
             } else {
@@ -155,22 +171,5 @@ public actor Outbox {
         // deduplicates it by identifier.
         try? await store.update(item)
         return item
-    }
-
-    /// Uploads with the API in use; returns whether the server deduplicated it.
-    private func upload(_ item: OutboxItem) async throws -> Bool {
-        switch try await client.resolvedAPI() {
-        case .v3:
-            return try await client.create(item.collection, json: item.body, identifier: item.identifier).isDeduplicated
-        case .v1:
-            guard item.collection != .settings else {
-                throw NightscoutError.unsupportedCredentials("settings need API v3: configure an access token")
-            }
-            var array = Data("[".utf8)
-            array.append(item.body)
-            array.append(Data("]".utf8))
-            _ = try await client.v1JSON("POST", "/" + item.collection.rawValue, body: array)
-            return false
-        }
     }
 }

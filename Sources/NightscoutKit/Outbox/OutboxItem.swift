@@ -21,8 +21,11 @@ public struct OutboxItem: Sendable, Equatable {
     public var identifier: String
     /// The site (`OutboxItem.siteKey(for:)`).
     public var site: String
-    /// The collection.
-    public var collection: V3Collection
+    /// What the item is, as stored and shown: a Nightscout collection (`treatments`) or another
+    /// service's kind (`northlight.feedback`).
+    public var collectionName: String
+    /// The Nightscout collection, when the item is a Nightscout upload.
+    public var collection: V3Collection? { V3Collection(rawValue: collectionName) }
     /// The document as JSON.
     public var body: Data
     /// Who queued it (a script name), for the user.
@@ -44,9 +47,14 @@ public struct OutboxItem: Sendable, Equatable {
     /// `true` when the server deduplicated the send onto a stored document.
     public var deduplicated: Bool?
 
-    /// A new pending item, due now.
+    /// A new pending Nightscout upload, due now.
     public init(identifier: String, site: String, collection: V3Collection, body: Data, source: String?, created: Date) {
-        self.identifier = identifier; self.site = site; self.collection = collection; self.body = body
+        self.init(identifier: identifier, site: site, collectionName: collection.rawValue, body: body, source: source, created: created)
+    }
+
+    /// A new pending item of any kind, due now (an `OutboxSender` knows how to send it).
+    public init(identifier: String, site: String, collectionName: String, body: Data, source: String?, created: Date) {
+        self.identifier = identifier; self.site = site; self.collectionName = collectionName; self.body = body
         self.source = source; self.created = created; self.state = .pending; self.attempts = 0
         self.nextAttempt = created
     }

@@ -120,7 +120,7 @@ struct OutboxCommand: AsyncParsableCommand {
         let rows = items.map { item -> [String] in
             let when = item.state == .pending ? "next " + time.string(from: item.nextAttempt)
                 : item.state == .sent ? "sent " + time.string(from: item.sentAt ?? item.created) : ""
-            return [item.identifier, item.state.rawValue, String(item.attempts), item.collection.rawValue, item.site,
+            return [item.identifier, item.state.rawValue, String(item.attempts), item.collectionName, item.site,
                     time.string(from: item.created), when, item.lastError ?? ""]
         }
         let header = ["ID", "STATE", "TRIES", "COLLECTION", "QUEUE", "QUEUED", "WHEN", "LAST ERROR"]

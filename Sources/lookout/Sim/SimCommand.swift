@@ -8,15 +8,7 @@ struct SimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sim",
         abstract: "Run a local simulator of a service, for trying scripts without an account.",
-        subcommands: [NightscoutSimCommand.self, SignalKSimCommand.self, GarminSimCommand.self])
-
-    /// Returns after SIGINT or SIGTERM.
-    static func waitForInterrupt() async {
-        let stopped = AsyncStream<Void>.makeStream()
-        let signals = SignalWatcher { _ in stopped.continuation.finish() }
-        for await _ in stopped.stream {}
-        signals.cancel()
-    }
+        subcommands: [NightscoutSimCommand.self, SignalKSimCommand.self, GarminSimCommand.self, NorthlightSimCommand.self])
 }
 
 /// `lookout sim nightscout`.
@@ -94,8 +86,7 @@ struct NightscoutSimCommand: AsyncParsableCommand {
             let accessToken = await simulator.addSubject(name: parts[0], roles: roles)
             say("token \(parts[0]) (\(roles.joined(separator: ", "))): \(accessToken)")
         }
-        say("serving until Ctrl-C")
-        await SimCommand.waitForInterrupt()
+        await SimServing.untilInterrupted()
         await simulator.stop()
     }
 }

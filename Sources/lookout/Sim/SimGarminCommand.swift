@@ -46,8 +46,7 @@ struct GarminSimCommand: AsyncParsableCommand {
         say("user \(GarminSimulator.Options.defaultEmail) password \"\(GarminSimulator.Options.defaultPassword)\" (simulated account)")
         say("MFA user \(GarminSimulator.Options.mfaEmail) (same password), MFA code \(o.mfaCode)")
         say("config profile:\n  [garmin.sim]\n  url = \"\(url.absoluteString)\"\n  domain = \"\(domain)\"\n  email = \"\(GarminSimulator.Options.defaultEmail)\"\n  password_env = \"GARMIN_PASSWORD\"")
-        say("serving until Ctrl-C")
-        await SimCommand.waitForInterrupt()
+        await SimServing.untilInterrupted()
         await simulator.stop()
     }
 

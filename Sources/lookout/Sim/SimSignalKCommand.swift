@@ -63,8 +63,7 @@ struct SignalKSimCommand: AsyncParsableCommand {
         } catch {
             say("not announced by mDNS: \(error)")
         }
-        say("serving until Ctrl-C")
-        await SimCommand.waitForInterrupt()
+        await SimServing.untilInterrupted()
         advertiser.stop()
         await simulator.stop()
     }
