@@ -27,7 +27,7 @@ Settings (all optional), e.g. [scripts."low-alert.lua".settings]
   urgent_low = 55   low = 70   low_minutes = 20   falling_rate = 3   falling_below = 120
   high = 250   high_minutes = 20
   stale_minutes = 15   channel = "phone"   escalate_to = "partner"   escalate_after = "10m"
-  repeat_every = "5m"   quiet_from = "23:00"   quiet_to = "07:00"   site = "home"
+  repeat_every = "5m"   quiet_from = "23:00"   quiet_to = "07:00"   site = "home"   check_every = "1m"
 Try it: lookout test Scripts/low-alert.lua --scenario overnight-low   (also sensor-gap, post-meal-rise,
 compression-low; Scripts/scenarios/low-alert.*.lua are its tests)
 ]]
@@ -39,7 +39,7 @@ local config = require "config"
 local s = config.settings {
   site = "home", urgent_low = 55, low = 70, low_minutes = 20, falling_rate = 3, falling_below = 120, high = 250,
   high_minutes = 20, stale_minutes = 15, channel = "phone", escalate_to = "partner",
-  escalate_after = "10m", repeat_every = "5m", quiet_from = "", quiet_to = "",
+  escalate_after = "10m", repeat_every = "5m", quiet_from = "", quiet_to = "", check_every = "1m",
 }
 local home = assert(nightscout.client(s.site))
 local stale = s.stale_minutes * 60
@@ -105,12 +105,13 @@ alert.define {
   message = ("No CGM reading for %d minutes"):format(s.stale_minutes),
 }
 
+local last = {}
 local function check()
-  local states = alert.check_all()
-  for id, state in pairs(states) do
-    if state ~= "ok" and state ~= "unknown" then log.info(id, state) end
+  for id, state in pairs(alert.check_all()) do
+    if state ~= (last[id] or "ok") and state ~= "unknown" then log.info(id .. ":", last[id] or "ok", "→", state) end
+    last[id] = state
   end
 end
 
 check()
-timer.every("1m", check)
+timer.every(s.check_every, check)

@@ -27,7 +27,7 @@ public struct LookoutLogHandler: LogHandler {
         // 24-hour local time whatever the locale (the date style's hour follows the locale's 12/24 h).
         let c = Calendar.current.dateComponents([.hour, .minute, .second], from: clock())
         let time = String(format: "%02d:%02d:%02d", c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
-        let level = event.level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
+        let level = event.level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
         FileHandle.standardError.write(Data("\(time) \(level) \(who): \(event.message)\n".utf8))
     }
 }

@@ -75,12 +75,12 @@ struct DemoCommand: AsyncParsableCommand {
 
         let stopped = AsyncStream<Void>.makeStream()
         let signals = SignalWatcher { _ in stopped.continuation.finish() }
-        let view = DemoView(nightscoutURL: nsURL, signalKURL: skURL)
+        let view = DemoView(nightscoutURL: nsURL, signalKURL: skURL, home: home)
         let started = Date()
         let ticker = Task {
             var shown = 0
             while !Task.isCancelled {
-                let snapshot = await DemoSnapshot.take(nightscout: nightscout, boat: boat, scripts: scripts, log: log)
+                let snapshot = await DemoSnapshot.take(nightscout: nightscout, boat: boat, scripts: scripts, log: log, paths: paths)
                 if terminal {
                     FileHandleOutput.standardOutput.write("\u{1B}[H\u{1B}[2J" + view.render(snapshot, color: true) + "\n")
                 } else {
@@ -122,6 +122,20 @@ enum DemoConfig {
         every = "\(Int(step))s"
         stale_minutes = \(max(1, Int(step * 3 / 60)))
 
+        [notify.phone]
+        type = "log"
+
+        [notify.partner]
+        type = "log"
+
+        # One reading every \(Int(step)) s stands for 5 minutes: the alert windows shrink to match.
+        [scripts."low-alert.lua".settings]
+        check_every = "\(Int(step))s"
+        low_minutes = \(step * 4 / 60)
+        stale_minutes = \(max(1, Int(step * 6 / 60)))
+        escalate_after = "\(Int(step * 4))s"
+        repeat_every = "\(Int(step * 3))s"
+
         [scripts."signalk-to-nightscout.lua".settings]
         every = "\(Int(step * 6))s"
         heavy_wind_knots = 8
@@ -132,7 +146,8 @@ enum DemoConfig {
 
 /// Reads what the view shows from the simulators and scripts.
 enum DemoSnapshot {
-    static func take(nightscout: NightscoutSimulator, boat: SignalKSimulator, scripts: DemoScripts, log: DemoLog) async
+    static func take(nightscout: NightscoutSimulator, boat: SignalKSimulator, scripts: DemoScripts, log: DemoLog,
+                     paths: LookoutPaths) async
         -> DemoView.Snapshot
     {
         let docs = await nightscout.documents("entries")
@@ -151,6 +166,12 @@ enum DemoSnapshot {
         if let n = model["vessels"]?[selfID]?["notifications"]?["crew"]?["demo"]?["bloodGlucose"]?["value"] {
             published.append(("notification", "\(n["state"]?.stringValue ?? "?") \"\(n["message"]?.stringValue ?? "")\""))
         }
-        return DemoView.Snapshot(entries: Array(entries.suffix(48)), boat: published, scripts: scripts.summary, alerts: [], log: log.recent)
+        var alerts: [String] = []
+        for a in (try? await AlertAcks(paths: paths).list()) ?? [] where a.isAlerting {
+            let since = Calendar.current.dateComponents([.hour, .minute, .second], from: a.since)
+            alerts.append(String(format: "%@ %@ since %02d:%02d:%02d", a.id, a.state.uppercased(), since.hour ?? 0, since.minute ?? 0,
+                                 since.second ?? 0) + (a.ackedBy.map { " (acknowledged by \($0))" } ?? ""))
+        }
+        return DemoView.Snapshot(entries: Array(entries.suffix(48)), boat: published, scripts: scripts.summary, alerts: alerts, log: log.recent)
     }
 }

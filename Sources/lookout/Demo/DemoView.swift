@@ -7,6 +7,8 @@ import LookoutSim
 struct DemoView {
     let nightscoutURL: URL
     let signalKURL: URL
+    /// The demo's LOOKOUT_HOME, for `lookout ack` from another terminal.
+    let home: String
     var width = 64
 
     struct Snapshot {
@@ -37,6 +39,7 @@ struct DemoView {
         }
         out.append("")
         out.append("Alerts:  " + (s.alerts.isEmpty ? "none firing" : s.alerts.joined(separator: "; ")))
+        if !s.alerts.isEmpty { out.append("         acknowledge from another terminal: LOOKOUT_HOME=\(home) lookout ack urgent-low") }
         out.append("Signal K: " + (s.boat.isEmpty ? "(nothing published yet)" : s.boat.map { "\($0.0) = \($0.1)" }.joined(separator: ", ")))
         out.append("Scripts: " + s.scripts.map { "\($0.0) \($0.1)" }.joined(separator: " · "))
         out.append("")
