@@ -8,8 +8,10 @@ public enum HostModules {
     /// - Parameters:
     ///   - confirmation: asks at the terminal before a live Loop remote command (the REPL).
     ///   - sideEffects: `.record(log)` makes modules that reach outside record instead of send.
+    ///   - health: where modules report how they are doing (`lookout serve`).
     public static func all(config: HostConfig, paths: LookoutPaths, logger: Logger,
-                           confirmation: RemoteConfirmation? = nil, sideEffects: SideEffects = .live) -> [any LuaModule] {
+                           confirmation: RemoteConfirmation? = nil, sideEffects: SideEffects = .live,
+                           health: HealthRegistry? = nil) -> [any LuaModule] {
         [
             LogModule(logger: logger),
             ConfigModule(config: config),
@@ -18,6 +20,7 @@ public enum HostModules {
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
             SignalKModule(config: config, paths: paths),
+            ScheduleModule(config: config, paths: paths, health: health, persistent: sideEffects.log == nil),
         ]
     }
 }

@@ -13,7 +13,7 @@ struct Lookout: AsyncParsableCommand {
             (LOOKOUT_HOME overrides both).
             """,
         version: LookoutVersion.text,
-        subcommands: [RunCommand.self, ReplCommand.self, StubsCommand.self, SimCommand.self, OutboxCommand.self, AuditLogCommand.self, SyncCommand.self, DiscoverCommand.self])
+        subcommands: [RunCommand.self, ReplCommand.self, StubsCommand.self, SimCommand.self, OutboxCommand.self, AuditLogCommand.self, SyncCommand.self, DiscoverCommand.self, ServeCommand.self, StatusCommand.self])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.
     static func main() async {
