@@ -49,6 +49,7 @@ final class ScheduleBook {
             let record = await records.load(key: key)
             await runtime.withLiveEngine(generation: generation) { engine in
                 handle.job.begin(record: record, engine: engine)
+                engine.drain()  // a run that is due now starts now
             }
         }
         report()

@@ -142,11 +142,14 @@ actor ServedScript {
     func stop() async {
         stopping = true
         loop?.cancel()
+        // Calls into the runtime only while `current` is set: runOnce clears it before closing
+        // the runtime (whose executor thread then ends), and this actor runs one of them at a time.
         if let (runtime, generation) = current {
             await runtime.withLiveEngine(generation: generation) { $0.stopTimers() }
             let deadline = ContinuousClock.now + .milliseconds(Int(settings.drainDeadline * 1000))
             var idle = false
             while !idle, ContinuousClock.now < deadline {
+                guard current?.runtime === runtime else { idle = true; break }
                 idle = await runtime.withLiveEngine(generation: generation) { $0.isIdle } ?? true
                 if !idle { try? await Task.sleep(for: .milliseconds(20)) }
             }
