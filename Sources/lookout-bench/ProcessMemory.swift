@@ -7,8 +7,13 @@ import Glibc
 /// The process's resident memory, from `/proc/self/status`.
 enum ProcessMemory {
     /// Resident set size in bytes (`VmRSS`), or 0 where /proc is not available.
-    static func residentBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    static func residentBytes() -> Int { residentBytes(statusFile: "/proc/self/status") }
+
+    /// `VmRSS` of another process, in bytes (0 if unknown).
+    static func residentBytes(pid: Int32) -> Int { residentBytes(statusFile: "/proc/\(pid)/status") }
+
+    private static func residentBytes(statusFile: String) -> Int {
+        guard let text = try? String(contentsOfFile: statusFile, encoding: .utf8) else { return 0 }
         for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             let digits = line.dropFirst("VmRSS:".count).filter(\.isNumber)
             return (Int(String(digits)) ?? 0) * 1024

@@ -93,8 +93,8 @@ struct ServeMemoryBenchmark: Benchmark {
         var nodeSamples: [Int] = []
         for _ in 0..<8 {
             guard serve.isRunning else { throw BenchFailure("lookout serve exited early (status \(serve.status))") }
-            serveSamples.append(BackgroundProcess.residentBytes(pid: serve.pid))
-            if let node { nodeSamples.append(BackgroundProcess.residentBytes(pid: node.pid)) }
+            serveSamples.append(ProcessMemory.residentBytes(pid: serve.pid))
+            if let node { nodeSamples.append(ProcessMemory.residentBytes(pid: node.pid)) }
             try await Task.sleep(for: .milliseconds(250))
         }
         await simulator.stop()
@@ -140,14 +140,5 @@ final class BackgroundProcess: @unchecked Sendable {
         guard process.isRunning else { return }
         process.terminate()
         process.waitUntilExit()
-    }
-
-    /// `VmRSS` of a process, in bytes (0 if unknown).
-    static func residentBytes(pid: Int32) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return (Int(String(line.dropFirst("VmRSS:".count).filter(\.isNumber))) ?? 0) * 1024
-        }
-        return 0
     }
 }
