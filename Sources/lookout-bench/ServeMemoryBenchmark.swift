@@ -1,4 +1,5 @@
 import Foundation
+import LookoutHost
 import LookoutSim
 
 #if canImport(Glibc)
@@ -98,6 +99,18 @@ struct ServeMemoryBenchmark: Benchmark {
             try await Task.sleep(for: .milliseconds(250))
         }
         await simulator.stop()
+        // What the scripts did, from the status file serve writes every 2 s.
+        if let data = FileManager.default.contents(atPath: home + "/state/serve-status.json"),
+           let document = try? HealthDocument.decode(data) {
+            let scripts = document.entries.filter { $0.kind == "script" }
+            let running = scripts.filter { $0.state == .running }.count
+            let runs = scripts.flatMap(\.jobs).map(\.runs).reduce(0, +)
+            let errors = scripts.map(\.errors).reduce(0, +)
+            report.notes.append("serve health: \(running)/\(scripts.count) scripts running, \(runs) job runs, \(errors) errors"
+                + (scripts.compactMap(\.lastError).first.map { "; last error: \($0)" } ?? ""))
+        } else {
+            report.notes.append("serve wrote no status file (\(home)/state/serve-status.json)")
+        }
         let serveMB = Double(serveSamples.max() ?? 0) / 1_048_576
         report.figures.append(BenchFigure("lookout serve", serveMB, unit: "MB",
                                           detail: String(format: "min %.1f MB over %d samples", Double(serveSamples.min() ?? 0) / 1_048_576, serveSamples.count)))
