@@ -30,6 +30,7 @@ struct ServeMemoryBenchmark: Benchmark {
         "history.lua": """
             local schedule = require "schedule"
             local nightscout = require "nightscout"
+            local store = require "store"
             local home = assert(nightscout.client "home")
             schedule.every("3s", function()
               local entries = home:entries { count = 48 }
@@ -53,7 +54,7 @@ struct ServeMemoryBenchmark: Benchmark {
             throw BenchFailure("\(lookout) missing; build it: swift build -c release --product lookout")
         }
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-bench-p6-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: home + "/config", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: home) }
 
         let simulator = NightscoutSimulator()
@@ -61,7 +62,7 @@ struct ServeMemoryBenchmark: Benchmark {
         let token = await simulator.addSubject(name: "bench", roles: ["readable"])
         await simulator.fill(days: 1, scenarios: [.overnightLow])
         try "[nightscout.home]\nurl = \"\(base.absoluteString)\"\ntoken_env = \"NS_TOKEN\"\n"
-            .write(toFile: home + "/config/config.toml", atomically: true, encoding: .utf8)
+            .write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
 
         var scriptsFolder = FileManager.default.currentDirectoryPath + "/Scripts"
         let ready = ((try? FileManager.default.contentsOfDirectory(atPath: scriptsFolder)) ?? []).filter { $0.hasSuffix(".lua") }
