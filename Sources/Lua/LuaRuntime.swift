@@ -63,7 +63,8 @@ public actor LuaRuntime {
     }
 
     /// Runs `body` with the engine if the state of `generation` is still open (host work that
-    /// finished after a reset or close is dropped instead of touching a new or closed state).
+    /// finished after a `reset()` is dropped instead of touching the new state). Do not call it
+    /// after `close()` returned: the executor's thread has ended and the call would never run.
     @discardableResult
     public func withLiveEngine<T: Sendable>(generation: UInt64, _ body: (LuaEngine) -> T) -> T? {
         guard let current, current.generation == generation, !current.closed else { return nil }

@@ -99,6 +99,8 @@ struct ServeMemoryBenchmark: Benchmark {
             if let node { nodeSamples.append(ProcessMemory.residentBytes(pid: node.pid)) }
             try await Task.sleep(for: .milliseconds(250))
         }
+        let serveDirty = Double(ProcessMemory.privateDirtyBytes(pid: serve.pid)) / 1_048_576
+        let nodeDirty = node.map { Double(ProcessMemory.privateDirtyBytes(pid: $0.pid)) / 1_048_576 }
         await simulator.stop()
         // What the scripts did, from the status file serve writes every 2 s.
         if let data = FileManager.default.contents(atPath: home + "/state/serve-status.json"),
@@ -120,6 +122,9 @@ struct ServeMemoryBenchmark: Benchmark {
             report.figures.append(BenchFigure("node (idle setInterval)", nodeMB, unit: "MB"))
             report.ratios.append(BenchRatio("lookout serve/node", serveMB / nodeMB, target: Self.target, goal: .atMost))
             report.notes.append("node is \(node.path)")
+            if let nodeDirty {
+                report.notes.append(String(format: "private dirty memory (heap, stacks; no code pages): lookout serve %.1f MB, node %.1f MB", serveDirty, nodeDirty))
+            }
         } else {
             report.figures.append(BenchFigure(skipped: "node (idle setInterval)", reason: "SKIP: node not found on PATH"))
             report.ratios.append(BenchRatio(skipped: "lookout serve/node", target: Self.target, goal: .atMost, reason: "SKIP: node not found"))

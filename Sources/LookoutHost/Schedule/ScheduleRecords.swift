@@ -62,9 +62,4 @@ final class ScheduleRecords: Sendable {
             }
         }
     }
-
-    /// Waits until every queued record is written (serve's shutdown; tests).
-    func flush() async {
-        while pending.withLock({ $0.writing }) { try? await Task.sleep(for: .milliseconds(5)) }
-    }
 }
