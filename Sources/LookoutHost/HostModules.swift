@@ -11,8 +11,10 @@ public enum HostModules {
     /// - Parameters:
     ///   - confirmation: asks at the terminal before a live Loop remote command (the REPL).
     ///   - sideEffects: `.record(log)` makes modules that reach outside record instead of send.
+    ///   - health: where modules report how they are doing (`lookout serve`).
     public static func all(config: HostConfig, paths: LookoutPaths, logger: Logger,
-                           confirmation: RemoteConfirmation? = nil, sideEffects: SideEffects = .live) -> [any LuaModule] {
+                           confirmation: RemoteConfirmation? = nil, sideEffects: SideEffects = .live,
+                           health: HealthRegistry? = nil) -> [any LuaModule] {
         let modules: [any LuaModule] = [
             LogModule(logger: logger),
             ConfigModule(config: config),
@@ -26,6 +28,7 @@ public enum HostModules {
             NotifyModule(config: config, paths: paths, logger: logger, sideEffects: sideEffects),
             AlertModule(config: config, paths: paths),
             FeedbackModule(config: config, paths: paths),
+            ScheduleModule(config: config, paths: paths, health: health, persistent: sideEffects.log == nil),
         ]
         guard sideEffects.log != nil else { return modules }
         return modules.map { SideEffectsScope(module: $0, sideEffects: sideEffects) }

@@ -179,6 +179,7 @@ extension LuaEngine {
     /// Cancels every task and stops every timer: the script is stopping.
     public func cancelAll() {
         for timer in Array(timerObjects.values) { timer.stop(engine: self) }
+        for id in Array(hostTimers.keys) { cancel(hostTimer: id) }
         for task in liveTasks where task !== current { cancel(task) }
         for object in Array(liveObjects.values) { object.luaClose(engine: self) }
         liveObjects = [:]
@@ -267,6 +268,8 @@ extension LuaEngine {
                 complete(wait: id, result: .success(TimerFired()))
             } else if let timer = timerObjects[id] {
                 timer.fire(engine: self)
+            } else if let body = hostTimers.removeValue(forKey: id) {
+                body(self)
             }
         }
         drain()
@@ -295,7 +298,7 @@ extension LuaEngine {
     // MARK: Idle
 
     /// Whether nothing is left to run: no task and no timer.
-    public var isIdle: Bool { tasks.isEmpty && timerObjects.isEmpty }
+    public var isIdle: Bool { tasks.isEmpty && timerObjects.isEmpty && hostTimers.isEmpty }
 
     func checkIdle() {
         guard isIdle, !idleWaiters.isEmpty else { return }

@@ -29,6 +29,8 @@ public final class LuaEngine {
     var nextWaitID: UInt64 = 1
     var waits: [UInt64: PendingWait] = [:]
     var timerObjects: [UInt64: LuaTimer] = [:]
+    /// Host timers (`after(seconds:_:)`): Swift work on the executor at a deadline.
+    var hostTimers: [UInt64: (LuaEngine) -> Void] = [:]
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
     var closed = false
     var objectTypes: Set<String> = []

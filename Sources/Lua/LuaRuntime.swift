@@ -62,6 +62,15 @@ public actor LuaRuntime {
         try body(engine)
     }
 
+    /// Runs `body` with the engine if the state of `generation` is still open (host work that
+    /// finished after a `reset()` is dropped instead of touching the new state). Do not call it
+    /// after `close()` returned: the executor's thread has ended and the call would never run.
+    @discardableResult
+    public func withLiveEngine<T: Sendable>(generation: UInt64, _ body: (LuaEngine) -> T) -> T? {
+        guard let current, current.generation == generation, !current.closed else { return nil }
+        return body(current)
+    }
+
     /// Runs a script file as the main task and waits until it and everything it started (timers,
     /// tasks) has finished, or the script exits or is interrupted.
     public func run(file path: String) async -> LuaRunOutcome {

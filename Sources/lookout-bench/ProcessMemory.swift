@@ -7,8 +7,23 @@ import Glibc
 /// The process's resident memory, from `/proc/self/status`.
 enum ProcessMemory {
     /// Resident set size in bytes (`VmRSS`), or 0 where /proc is not available.
-    static func residentBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    static func residentBytes() -> Int { residentBytes(statusFile: "/proc/self/status") }
+
+    /// `VmRSS` of another process, in bytes (0 if unknown).
+    static func residentBytes(pid: Int32) -> Int { residentBytes(statusFile: "/proc/\(pid)/status") }
+
+    /// `Private_Dirty` of another process (its own heap and stacks, no shared or file-backed
+    /// pages), in bytes (0 if unknown).
+    static func privateDirtyBytes(pid: Int32) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("Private_Dirty:") {
+            return (Int(String(line.dropFirst("Private_Dirty:".count).filter(\.isNumber))) ?? 0) * 1024
+        }
+        return 0
+    }
+
+    private static func residentBytes(statusFile: String) -> Int {
+        guard let text = try? String(contentsOfFile: statusFile, encoding: .utf8) else { return 0 }
         for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             let digits = line.dropFirst("VmRSS:".count).filter(\.isNumber)
             return (Int(String(digits)) ?? 0) * 1024

@@ -31,6 +31,8 @@ struct Lookout: AsyncParsableCommand {
             AckCommand.self,
             FeedbackCommand.self,
             BugCommand.self,
+            ServeCommand.self,
+            StatusCommand.self,
         ])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.

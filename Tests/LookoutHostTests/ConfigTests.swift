@@ -175,7 +175,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(
             error?.message,
             "unknown section [nightscot]; did you mean [nightscout]? Known: [garmin], [limits], [log], "
-                + "[nightscout], [northlight], [notify], [scripts], [signalk]")
+                + "[nightscout], [northlight], [notify], [scripts], [serve], [signalk]")
     }
 
     func testUnknownTopLevelKey() {
@@ -183,7 +183,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(
             error?.description,
             "config.toml:1:1: memory: unknown section [memory]; known: [garmin], [limits], [log], [nightscout], "
-                + "[northlight], [notify], [scripts], [signalk]")
+                + "[northlight], [notify], [scripts], [serve], [signalk]")
     }
 
     func testUnknownKeysInFixedSections() {
@@ -370,7 +370,7 @@ final class ConfigTests: XCTestCase {
     func testSchemaListsEveryService() {
         XCTAssertEqual(HostConfig.knownServices, ["nightscout", "signalk", "northlight", "garmin"])
         XCTAssertEqual(
-            HostConfig.knownSections, ["garmin", "limits", "log", "nightscout", "northlight", "notify", "scripts", "signalk"])
+            HostConfig.knownSections, ["garmin", "limits", "log", "nightscout", "northlight", "notify", "scripts", "serve", "signalk"])
         XCTAssertTrue(HostConfig.LogLevel.trace < .critical)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Lua
 // The shape of the host configuration: which top-level sections exist and what they may hold.
 // To add a section, add a line to `HostConfigSchema.sections` (and, for typed access, a property
@@ -36,6 +37,11 @@ enum HostConfigSchema {
             ]),
             "log": .settings([
                 HostConfigKeySpec(name: "level", validate: checkLogLevel)
+            ]),
+            "serve": .settings([
+                HostConfigKeySpec(name: "timezone", validate: checkTimeZone),
+                HostConfigKeySpec(name: "scripts", validate: checkPathList),
+                HostConfigKeySpec(name: "status_port", validate: checkPort),
             ]),
             "scripts": .named([
                 HostConfigKeySpec(name: "trusted", validate: checkBoolean),
@@ -88,6 +94,24 @@ enum HostConfigSchema {
         let guess = ConfigWording.suggestion(for: text, among: HostConfig.LogLevel.allCases.map(\.rawValue))
         let hint = guess.map { "; did you mean \"\($0)\"?" } ?? ""
         return "expected one of \(names), got \(shown(value))\(hint)"
+    }
+
+    static func checkTimeZone(_ value: TOMLValue) -> String? {
+        guard let text = value.stringValue else { return "expected a time zone such as \"Europe/Berlin\", got \(shown(value))" }
+        return TimeZone(identifier: text) == nil ? "unknown time zone \(shown(value)); use an IANA name such as \"Europe/Berlin\" or \"UTC\"" : nil
+    }
+
+    static func checkPathList(_ value: TOMLValue) -> String? {
+        if let text = value.stringValue { return text.isEmpty ? "expected a path, got an empty string" : nil }
+        if case .array(let items) = value, !items.isEmpty, items.allSatisfy({ !($0.stringValue ?? "").isEmpty }) { return nil }
+        return "expected a folder or file path, or an array of paths, got \(shown(value))"
+    }
+
+    static func checkPort(_ value: TOMLValue) -> String? {
+        guard case .integer(let port) = value, (0...65535).contains(port) else {
+            return "expected a port number 0-65535 (0 = no status endpoint), got \(shown(value))"
+        }
+        return nil
     }
 
     static func checkBoolean(_ value: TOMLValue) -> String? {

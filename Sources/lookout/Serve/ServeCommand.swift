@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import LookoutHost
+import Lua
+
+/// `lookout serve [PATHS…]`: runs scripts for as long as it lives.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run a folder of scripts for as long as it lives (schedules, bridges, alerts).",
+        discussion: """
+            Each script runs in its own Lua state (with --isolate, in its own worker process). A
+            script that crashes restarts after 1 s, doubling to 5 min; an error in one never stops
+            the others. Files are checked every 1.5 s and a changed script is reloaded; new files
+            start and removed ones stop. SIGTERM or Ctrl-C drains: no new runs start, running tasks
+            get --drain (default 10s), then everything is closed; queued outbox items stay queued.
+            Health: GET http://127.0.0.1:PORT/status (JSON; [serve] status_port, default 8765,
+            --status-port 0 turns it off) and `lookout status` (also from <state>/serve-status.json,
+            written every 2 s). Paths default to [serve] scripts in the config, else ./Scripts.
+            """)
+
+    @Argument(help: "Script files or folders of scripts (default: [serve] scripts, else ./Scripts).")
+    var paths: [String] = []
+
+    @OptionGroup var script: ScriptOptions
+
+    @Flag(help: "Run each script in its own worker process (a hang inside C code can then be killed).")
+    var isolate = false
+
+    @Option(name: .customLong("status-port"), help: "Port of the loopback status endpoint (0 = off; default from config, else 8765).")
+    var statusPort: Int?
+
+    @Option(help: "How long running tasks may go on after SIGTERM or a reload, e.g. 10s.")
+    var drain: String = "10s"
+
+    @Option(name: .customLong("worker"), help: .hidden)
+    var worker: String?
+
+    func validate() throws {
+        if script.trusted {
+            throw ValidationError("serve runs a script with io and os only when the config says so: [scripts.\"NAME.lua\"] trusted = true")
+        }
+        if let statusPort, !(0...65535).contains(statusPort) { throw ValidationError("--status-port must be 0-65535") }
+        guard let seconds = Quantities.parseDuration(drain), seconds >= 0 else {
+            throw ValidationError("--drain: expected a duration such as 10s, got \(drain)")
+        }
+        _ = seconds
+    }
+
+    func run() async throws {
+        let environment = try HostEnvironment.load()
+        let logger = environment.bootstrapLogging(verbose: script.verbose)
+        let health = HealthRegistry()
+        let base = try environment.luaOptions(
+            name: "serve", script: script, arguments: [], scriptDirectory: nil, output: { _ in })
+        let config = environment.config
+        let paths = environment.paths
+        let factory = ServeScriptFactory(
+            options: { file in
+                var options = base
+                let name = (file as NSString).lastPathComponent
+                options.name = name
+                options.arguments = [file]
+                let directory = (file as NSString).deletingLastPathComponent
+                options.scriptDirectory = directory.isEmpty ? "." : directory
+                options.trusted = config.scriptSettings(file: file).trusted
+                options.output = { FileHandleOutput.standardOutput.write("[\(name)] \($0)\n") }
+                options.warnings = { FileHandleOutput.standardError.write("[\(name)] warning: \($0)\n") }
+                return options
+            },
+            modules: { _ in HostModules.all(config: config, paths: paths, logger: logger, health: health) })
+        var settings = ServeSettings()
+        settings.drainDeadline = Quantities.parseDuration(drain) ?? 10
+        let log: ServeLog = { FileHandleOutput.standardError.write("lookout serve: \($0)\n") }
+
+        if let worker {
+            try await ServeWorker.run(file: worker, factory: factory, settings: settings, health: health, paths: paths, log: log)
+            return
+        }
+        let targets = self.paths.isEmpty ? (config.serveScripts ?? ["Scripts"]) : self.paths
+        let discovery = ScriptDiscovery(paths: targets)
+        if discovery.scan().isEmpty {
+            let missing = discovery.missing()
+            throw HostSetupError(description: missing.isEmpty
+                ? "no .lua scripts in \(targets.joined(separator: ", "))"
+                : "not found: \(missing.joined(separator: ", ")) (give script files or folders, or set [serve] scripts)")
+        }
+        let runFactory = isolate ? ServeWorker.factory(script: script, drain: drain, health: health, paths: paths, base: factory) : factory
+        let supervisor = ServeSupervisor(discovery: discovery, factory: runFactory, settings: settings, health: health, log: log)
+        let status = try await ServeStatus.start(
+            port: statusPort ?? config.serveStatusPort, health: health, paths: paths,
+            extraRoutes: ServeCommand.extraStatusRoutes(environment: environment), log: log)
+
+        let stopRequested = AsyncStream<Void>.makeStream()
+        let interrupts = InterruptCounter()
+        let signals = SignalWatcher { _ in
+            if interrupts.increment() > 1 { Foundation.exit(130) }  // a second signal: leave now
+            stopRequested.continuation.yield()
+        }
+        await supervisor.start()
+        log("serving \(await supervisor.files.count) script(s) from \(targets.joined(separator: ", "))"
+            + (status.url.map { "; status at \($0)" } ?? ""))
+        var iterator = stopRequested.stream.makeAsyncIterator()
+        _ = await iterator.next()
+        log("stopping: draining running tasks (up to \(drain))")
+        await supervisor.stop()
+        await status.stop()
+        signals.cancel()
+        log("stopped")
+    }
+
+    /// Routes the status server answers besides `GET /status`. Add more here (e.g. the alert
+    /// acknowledgement callback `POST /ack/<id>`).
+    static func extraStatusRoutes(environment: HostEnvironment) -> [StatusRoute] {
+        []
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import LookoutHost
+import Lua
+
+/// The status endpoint and the status file of a running `serve`.
+///
+/// The file `<state>/serve-status.json` holds the same document as `GET /status` (with
+/// `info.status_url` when the endpoint is on) and is rewritten every 2 seconds; `lookout status`
+/// reads it, and asks the endpoint it names for fresh data.
+final class ServeStatus: Sendable {
+    /// The endpoint's URL, when on.
+    let url: String?
+    private let server: StatusServer?
+    private let writer: Task<Void, Never>
+    private let file: String
+
+    private init(url: String?, server: StatusServer?, writer: Task<Void, Never>, file: String) {
+        self.url = url
+        self.server = server
+        self.writer = writer
+        self.file = file
+    }
+
+    /// The status file of a state directory.
+    static func file(_ paths: LookoutPaths) -> String { paths.stateDirectory + "/serve-status.json" }
+
+    /// Starts the endpoint (unless `port` is 0) and the status file writer.
+    static func start(
+        port: Int, health: HealthRegistry, paths: LookoutPaths, extraRoutes: [StatusRoute], log: ServeLog
+    ) async throws -> ServeStatus {
+        let started = ISO8601DateFormatter().string(from: Date())
+        let pid = String(getpid())
+        let urlBox = StatusURLBox(nil)
+        let info: @Sendable () -> [String: String] = {
+            var info = ["pid": pid, "started": started]
+            if let url = urlBox.value { info["status_url"] = url }
+            return info
+        }
+        var server: StatusServer?
+        if port != 0 {
+            let candidate = StatusServer(health: health, info: info, extraRoutes: extraRoutes)
+            do {
+                let bound = try await candidate.start(port: port)
+                urlBox.value = "http://127.0.0.1:\(bound)/status"
+                server = candidate
+            } catch {
+                throw HostSetupError(description: "status endpoint: \(error) (another serve running? use --status-port 0 or another port)")
+            }
+        }
+        _ = try? paths.createStateDirectory()
+        let file = ServeStatus.file(paths)
+        let writer = Task {
+            while !Task.isCancelled {
+                let data = health.json(now: Date(), extra: info())
+                try? data.write(to: URL(fileURLWithPath: file), options: .atomic)
+                try? await Task.sleep(for: .seconds(2))
+            }
+        }
+        return ServeStatus(url: urlBox.value, server: server, writer: writer, file: file)
+    }
+
+    /// Stops the endpoint and the writer and marks the file as stopped.
+    func stop() async {
+        writer.cancel()
+        await server?.stop()
+        try? FileManager.default.removeItem(atPath: file)
+    }
+}
+
+/// The status URL, set once the endpoint listens, read by each request.
+final class StatusURLBox: @unchecked Sendable {
+    // @unchecked Sendable: `_value` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var _value: String?
+    init(_ value: String?) { _value = value }
+    var value: String? {
+        get { lock.withLock { _value } }
+        set { lock.withLock { _value = newValue } }
+    }
+}

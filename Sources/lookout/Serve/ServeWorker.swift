@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import LookoutHost
+import Lua
+
+/// `serve --isolate`: each script runs in a worker process, `lookout serve --worker FILE`, which
+/// runs the one script once (no restarts: the parent restarts it with backoff), writes its health
+/// to the file named by `LOOKOUT_WORKER_HEALTH` every second, and drains on SIGTERM.
+enum ServeWorker {
+    /// The launcher the parent uses: the same binary, the same limits.
+    static func factory(
+        script: ScriptOptions, drain: String, health: HealthRegistry, paths: LookoutPaths, base: ServeScriptFactory
+    ) -> ServeScriptFactory {
+        var arguments: [String] = ["serve", "--status-port", "0", "--drain", drain]
+        if let memory = script.memoryLimit { arguments += ["--memory-limit", memory] }
+        if let cpu = script.cpuLimit { arguments += ["--cpu-limit", cpu] }
+        if script.verbose { arguments.append("--verbose") }
+        let directory = paths.stateDirectory + "/workers"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let fixed = arguments
+        var factory = base
+        factory.worker = ServeWorkerLauncher(
+            executable: executablePath(),
+            arguments: { file in fixed + ["--worker", file] },
+            healthFile: { file in directory + "/" + (file as NSString).lastPathComponent + ".json" })
+        return factory
+    }
+
+    /// The running lookout binary.
+    static func executablePath() -> String {
+        #if os(Linux)
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+        #endif
+        return CommandLine.arguments[0]
+    }
+
+    /// Runs one script as a worker; exits 1 if it crashed.
+    static func run(
+        file: String, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry,
+        paths: LookoutPaths, log: @escaping ServeLog
+    ) async throws {
+        var settings = settings
+        settings.restartCrashed = false
+        let name = (file as NSString).lastPathComponent
+        let healthFile = ProcessInfo.processInfo.environment[ServeWorkerLauncher.healthVariable]
+        let writer = Task {
+            while !Task.isCancelled {
+                if let healthFile { try? health.json(now: Date()).write(to: URL(fileURLWithPath: healthFile), options: .atomic) }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        let supervisor = ServeSupervisor(
+            discovery: ScriptDiscovery(paths: [file]), factory: factory, settings: settings, health: health, log: log)
+        let signals = SignalWatcher { _ in Task { await supervisor.stop() } }
+        await supervisor.startOnce()
+        await supervisor.waitForScripts()
+        signals.cancel()
+        writer.cancel()
+        if let healthFile { try? health.json(now: Date()).write(to: URL(fileURLWithPath: healthFile), options: .atomic) }
+        if health.script(name)?.state == .crashed { throw ExitCode(1) }
+    }
+}
