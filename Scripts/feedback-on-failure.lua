@@ -25,7 +25,7 @@ local s = config.settings {
   status_url = "http://127.0.0.1:8765", failures = 3, within = "1h", every = "5m", cooldown = "24h", profile = "",
 }
 local fb = assert(feedback.client(s.profile ~= "" and s.profile or nil))
-local me = script.name
+local me = require("script").name
 
 local function seconds(text)
   local n, unit = tostring(text):match("^(%d+)([smhd]?)$")

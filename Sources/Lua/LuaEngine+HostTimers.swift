@@ -1,3 +1,5 @@
+import Foundation
+
 /// Timers for host modules (the `schedule` module): Swift work run on the executor at a
 /// deadline, on the same clock as `timer.after` (so a virtual clock applies to them too).
 /// While a host timer is armed the engine is not idle, so `run` keeps the script alive.
@@ -35,5 +37,33 @@ extension LuaEngine {
         for timer in Array(timerObjects.values) { timer.stop(engine: self) }
         for id in Array(hostTimers.keys) { cancel(hostTimer: id) }
         checkIdle()
+    }
+}
+
+extension LuaEngine {
+    /// Under virtual time, keeps the clock from jumping while host work that will post Lua work
+    /// runs outside `call.wait` (a schedule loading its last run, say); call the returned
+    /// function, from any thread, once it is done. Free and a no-op on real time.
+    public func holdTime() -> @Sendable () -> Void {
+        guard executor.isVirtual else { return {} }
+        executor.hold()
+        let executor = self.executor
+        let once = ReleaseOnce()
+        return { if once.first() { executor.release() } }
+    }
+}
+
+/// True the first time only, from any thread.
+private final class ReleaseOnce: @unchecked Sendable {
+    // @unchecked Sendable: `done` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var done = false
+
+    func first() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if done { return false }
+        done = true
+        return true
     }
 }

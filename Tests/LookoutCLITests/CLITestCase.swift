@@ -61,6 +61,22 @@ class CLITestCase: XCTestCase, @unchecked Sendable {
         return path
     }
 
+    /// A port nothing listens on now (bound and released at once).
+    func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw XCTSkip("cannot bind a port on 127.0.0.1") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Starts `lookout` with `arguments` in `work/`.
     func launch(
         _ arguments: [String], environment extra: [String: String] = [:], directory: String? = nil,

@@ -45,12 +45,14 @@ final class ScheduleBook {
         let runtime = engine.runtime
         let generation = engine.generation
         let handle = UncheckedJob(job: job)
+        let release = engine.holdTime()  // virtual time waits for the record
         Task {
             let record = await records.load(key: key)
             await runtime.withLiveEngine(generation: generation) { engine in
                 handle.job.begin(record: record, engine: engine)
                 engine.drain()  // a run that is due now starts now
             }
+            release()
         }
         report()
     }

@@ -78,16 +78,23 @@ final class ScheduleJob: LuaObject {
     }
 
     private func arm(after seconds: Double, engine: LuaEngine) {
-        if let id = timerID { engine.cancel(hostTimer: id) }
+        // The new timer first: cancelling the old one alone could leave the engine idle for a
+        // moment, and a script whose only work is this job would end there.
+        let old = timerID
         timerID = engine.after(seconds: seconds) { [weak self] engine in
             self?.timerID = nil
             self?.wake(engine: engine)
         }
+        if let old { engine.cancel(hostTimer: old) }
     }
 
     /// The timer fired (or the job just began): run if due, then arm for the next time.
     private func wake(engine: LuaEngine) {
-        guard isActive, let due = next else { return }
+        guard isActive else { return }
+        guard let due = next else {
+            // The last-run record is still loading: keep the engine busy until it has.
+            return holdWhileLoading(engine: engine)
+        }
         let now = engine.clock.now()
         if now >= due {
             let late = now.timeIntervalSince(due)
