@@ -109,9 +109,20 @@ struct ServeCommand: AsyncParsableCommand {
         log("stopped")
     }
 
-    /// Routes the status server answers besides `GET /status`. Add more here (e.g. the alert
-    /// acknowledgement callback `POST /ack/<id>`).
+    /// Routes the status server answers besides `GET /status`: the alert acknowledgement callback
+    /// `POST /ack/<id>[?by=NAME]` (a phone shortcut, a notification action, `curl -X POST`).
     static func extraStatusRoutes(environment: HostEnvironment) -> [StatusRoute] {
-        []
+        let acks = AlertAcks(paths: environment.paths)
+        return [
+            StatusRoute(method: "POST", pathPrefix: "/ack/") { request in
+                let id = String(request.path.dropFirst("/ack/".count)).removingPercentEncoding ?? ""
+                guard !id.isEmpty, !id.contains("/") else { return .text("expected POST /ack/<alert id>\n", status: 400) }
+                let by = request.query.flatMap { q in
+                    URLComponents(string: "?" + q)?.queryItems?.first { $0.name == "by" }?.value
+                } ?? "http"
+                let (status, json) = await acks.httpAck(id: id, by: by)
+                return StatusResponse(status: status, contentType: "application/json", body: Data((json + "\n").utf8))
+            },
+        ]
     }
 }
