@@ -22,7 +22,7 @@ public enum HostModules {
             StoreModule(paths: paths),
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
-            SignalKModule(config: config, paths: paths),
+            SignalKModule(config: config, paths: paths, health: health),
             ChartModule(paths: paths),
             GarminModule(config: config, paths: paths),
             NotifyModule(config: config, paths: paths, logger: logger, sideEffects: sideEffects),

@@ -36,6 +36,10 @@ final class ServeCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertEqual(lines.first, "200\ttester", post.stdout)
         XCTAssertTrue(lines.last?.hasPrefix("404\t") == true, post.stdout)
         XCTAssertTrue(serve.waitForOutput(containing: "[high.lua] acked"))
+        let json = try lookout(["status", "--json"])
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let outbox = (document["entries"] as? [[String: Any]])?.first { $0["name"] as? String == "outbox" }
+        XCTAssertEqual(outbox?["outbox_depth"] as? Int, 0, json.stdout)
         serve.terminate()
     }
 

@@ -18,24 +18,29 @@ struct SignalKModule: LuaModule {
     /// Where `token_env` secrets are read from.
     let environment: [String: String]
 
-    init(config: HostConfig, paths: LookoutPaths, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    /// Where connections report whether they are up (`lookout serve`'s health), if anywhere.
+    let health: HealthRegistry?
+
+    init(config: HostConfig, paths: LookoutPaths, environment: [String: String] = ProcessInfo.processInfo.environment,
+         health: HealthRegistry? = nil) {
         self.config = config
         self.environment = environment
+        self.health = health
     }
 
     func push(into engine: LuaEngine, stack: LuaStack) throws {
         engine.register(type: SignalKLuaBoat.type, methods: SignalKLuaBoat.methods.merging(SignalKLuaBoat.publishMethods) { a, _ in a })
         try SignalKLuaBoat.installStreamMethods(engine: engine, stack: stack)
-        let config = self.config, environment = self.environment
+        let config = self.config, environment = self.environment, health = self.health
         engine.pushLibrary([
             "connect": { call in
                 if let name = call.stack.string(at: call.index(1)) {
-                    return try Self.connect(call) { try SignalKConnection.profile(name, config: config, environment: environment) }
+                    return try Self.connect(call, health: health) { try SignalKConnection.profile(name, config: config, environment: environment) }
                 }
                 guard call.stack.type(at: call.index(1)) == LUA_TTABLE else {
                     throw call.argumentError(1, "profile name or options table expected, got \(call.stack.typeName(at: call.index(1)))")
                 }
-                return try Self.connect(call) { try SignalKConnection.options(call, 1, environment: environment) }
+                return try Self.connect(call, health: health) { try SignalKConnection.options(call, 1, environment: environment) }
             },
             "discover": { call in
                 let opts = try call.options(1)
@@ -93,7 +98,7 @@ struct SignalKModule: LuaModule {
 
     /// Starts the stream and waits for its hello; pushes the boat, or `nil, err` for a
     /// configuration problem or a server that cannot be reached (bad arguments raise).
-    static func connect(_ call: LuaCall, _ connection: () throws -> SignalKConnection) throws -> LuaReturn {
+    static func connect(_ call: LuaCall, health: HealthRegistry?, _ connection: () throws -> SignalKConnection) throws -> LuaReturn {
         let c: SignalKConnection
         do {
             c = try connection()
@@ -102,7 +107,8 @@ struct SignalKModule: LuaModule {
         } catch {
             return call.failure(LuaErrorInfo.signalk(error))
         }
-        return try SignalKLuaBoat.wait(call, "signalk connect \(c.label)", { try await open(c) }) { [engine = call.engine] stack, opened in
+        let reporter = health.map { SignalKHealthReporter(health: $0, name: "signalk:" + c.label, script: call.engine.options.name) }
+        return try SignalKLuaBoat.wait(call, "signalk connect \(c.label)", { try await open(c, reporter: reporter) }) { [engine = call.engine] stack, opened in
             let boat = SignalKLuaBoat(stream: opened.stream, rest: opened.rest, feed: opened.feed, pump: opened.pump, label: c.label)
             engine.anchor(boat)
             engine.push(object: boat, type: SignalKLuaBoat.type, on: stack)
@@ -112,7 +118,7 @@ struct SignalKModule: LuaModule {
 
     /// Connects: the pump reads the stream's events from the start, so the first state change
     /// that settles the connection (hello, or a failed first attempt) ends the wait.
-    static func open(_ c: SignalKConnection) async throws -> Opened {
+    static func open(_ c: SignalKConnection, reporter: SignalKHealthReporter? = nil) async throws -> Opened {
         let token = c.token
         let provider: (@Sendable () async -> String?)? = token.map { t in { @Sendable () async -> String? in t } }
         let stream = SignalKStream(configuration: c.configuration, tokenProvider: provider)
@@ -124,9 +130,12 @@ struct SignalKModule: LuaModule {
         let pump = Task {
             for await event in events {
                 switch event {
-                case .delta(_, let changes): feed.dispatch(changes)
+                case .delta(_, let changes):
+                    feed.dispatch(changes)
+                    reporter?.received()
                 case .state(let s):
                     feed.setState(s)
+                    reporter?.state(s)
                     switch s {
                     case .connected(let h): gate.resolve(.connected(h))
                     case .waitingToReconnect:

@@ -100,13 +100,33 @@ struct ServeCommand: AsyncParsableCommand {
         await supervisor.start()
         log("serving \(await supervisor.files.count) script(s) from \(targets.joined(separator: ", "))"
             + (status.url.map { "; status at \($0)" } ?? ""))
+        let outbox = Task { await ServeCommand.watchOutbox(paths: paths, health: health) }
         var iterator = stopRequested.stream.makeAsyncIterator()
         _ = await iterator.next()
+        outbox.cancel()
         log("stopping: draining running tasks (up to \(drain))")
         await supervisor.stop()
         await status.stop()
         signals.cancel()
         log("stopped")
+    }
+
+    /// Keeps an `outbox` component in the health up to date every 10 s: how many uploads and
+    /// submissions wait, and the last refusal when some failed for good.
+    static func watchOutbox(paths: LookoutPaths, health: HealthRegistry) async {
+        while !Task.isCancelled {
+            if let store = try? StateStore.shared(paths: paths),
+                let items = try? await store.items(site: nil, states: [.pending, .failed], limit: 100_000)
+            {
+                let failed = items.filter { $0.state == .failed }
+                health.updateComponent("outbox") { entry in
+                    entry.outboxDepth = items.count
+                    entry.state = failed.isEmpty ? .ok : .failing
+                    entry.lastError = failed.last.map { "\(failed.count) failed; last: \($0.lastError ?? "refused")" }
+                }
+            }
+            try? await Task.sleep(for: .seconds(10))
+        }
     }
 
     /// Routes the status server answers besides `GET /status`: the alert acknowledgement callback
