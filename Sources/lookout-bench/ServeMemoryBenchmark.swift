@@ -59,13 +59,31 @@ struct ServeMemoryBenchmark: Benchmark {
 
         let simulator = NightscoutSimulator()
         let base = try await simulator.start()
-        let token = await simulator.addSubject(name: "bench", roles: ["readable"])
+        let token = await simulator.addSubject(name: "bench", roles: ["admin"])
         await simulator.fill(days: 1, scenarios: [.overnightLow])
-        try "[nightscout.home]\nurl = \"\(base.absoluteString)\"\ntoken_env = \"NS_TOKEN\"\n"
-            .write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let boat = try SignalKSimulator(options: .init(rate: 1))
+        let boatURL = try await boat.start()
+        try """
+            [nightscout.home]
+            url = "\(base.absoluteString)"
+            token_env = "NS_TOKEN"
+            [signalk.boat]
+            url = "\(boatURL.absoluteString)"
+            [notify.phone]
+            type = "log"
+            [notify.partner]
+            type = "log"
+            """.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
 
-        var scriptsFolder = FileManager.default.currentDirectoryPath + "/Scripts"
-        let ready = ((try? FileManager.default.contentsOfDirectory(atPath: scriptsFolder)) ?? []).filter { $0.hasSuffix(".lua") }
+        // The ready scripts that need only Nightscout and Signal K (the Garmin and Northlight ones
+        // need an account login and a project key), copied so serve sees exactly these.
+        let source = FileManager.default.currentDirectoryPath + "/Scripts"
+        let ready = ((try? FileManager.default.contentsOfDirectory(atPath: source)) ?? []).filter {
+            $0.hasSuffix(".lua") && !$0.hasPrefix("garmin") && !$0.hasPrefix("feedback")
+        }
+        var scriptsFolder = home + "/scripts"
+        try FileManager.default.createDirectory(atPath: scriptsFolder, withIntermediateDirectories: true)
+        for name in ready { try FileManager.default.copyItem(atPath: source + "/" + name, toPath: scriptsFolder + "/" + name) }
         if ready.isEmpty {
             scriptsFolder = home + "/scripts"
             try FileManager.default.createDirectory(atPath: scriptsFolder, withIntermediateDirectories: true)
@@ -74,7 +92,8 @@ struct ServeMemoryBenchmark: Benchmark {
             }
             report.notes.append("Scripts/ has no .lua files: served \(Self.ownScripts.count) own scripts (schedules polling the simulator)")
         } else {
-            report.notes.append("served Scripts/ (\(ready.count) scripts): \(ready.sorted().joined(separator: ", "))")
+            report.notes.append("served Scripts/ (\(ready.count) scripts; not the Garmin and Northlight ones, which need accounts): "
+                                + ready.sorted().joined(separator: ", ") + ", against the Nightscout and Signal K simulators")
         }
         var environment = ProcessInfo.processInfo.environment
         environment["LOOKOUT_HOME"] = home
@@ -102,6 +121,7 @@ struct ServeMemoryBenchmark: Benchmark {
         let serveDirty = Double(ProcessMemory.privateDirtyBytes(pid: serve.pid)) / 1_048_576
         let nodeDirty = node.map { Double(ProcessMemory.privateDirtyBytes(pid: $0.pid)) / 1_048_576 }
         await simulator.stop()
+        await boat.stop()
         // What the scripts did, from the status file serve writes every 2 s.
         if let data = FileManager.default.contents(atPath: home + "/state/serve-status.json"),
            let document = try? HealthDocument.decode(data) {
