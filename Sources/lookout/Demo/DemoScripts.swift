@@ -30,7 +30,7 @@ final class DemoScripts: Sendable {
     }
 
     /// Starts every script found in `folder`; errors and prints go to `log`.
-    func start(folder: String, environment: HostEnvironment, logger: Logger, log: DemoLog, sideEffects: SideEffects = .live) async {
+    func start(folder: String, environment: HostEnvironment, logger: Logger, log: DemoLog) async {
         for name in Self.names {
             let file = folder + "/" + name
             guard FileManager.default.fileExists(atPath: file) else {
@@ -44,7 +44,7 @@ final class DemoScripts: Sendable {
             options.errors = { error in log.add("error \(name): \(error.message)") }
             options.warnings = { log.add("warning \(name): \($0)") }
             let runtime = LuaRuntime(options: options, modules: HostModules.all(
-                config: environment.config, paths: environment.paths, logger: logger, sideEffects: sideEffects))
+                config: environment.config, paths: environment.paths, logger: logger))
             do { try await runtime.start() } catch {
                 states.withLock { $0[name] = "cannot start: \(error)" }
                 continue
