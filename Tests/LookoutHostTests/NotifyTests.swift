@@ -282,7 +282,7 @@ final class NotifyTests: XCTestCase {
     }
 
     func testSignalKNotificationIsPublishedAndConfirmed() async throws {
-        let sim = try await SignalKModuleSim.shared.get()
+        let sim = try await SignalKTestSim.module.get()
         let store = try StateStore()
         let config = try HostConfig(text: """
             [signalk.boat]

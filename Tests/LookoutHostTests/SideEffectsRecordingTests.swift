@@ -12,7 +12,7 @@ import XCTest
 final class SideEffectsRecordingTests: XCTestCase {
     func testWritesAndCommandsAreRecordedNotSent() async throws {
         let ns = try await NightscoutModuleSim.shared.start()
-        let sk = try await SignalKModuleSim.shared.get()
+        let sk = try await SignalKTestSim.module.get()
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-fx-\(UUID())")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }

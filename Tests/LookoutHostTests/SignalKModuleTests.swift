@@ -6,12 +6,13 @@ import XCTest
 
 @testable import LookoutHost
 
-/// One Signal K simulator for the whole test process, never stopped (stopping Hummingbird while a
-/// connection arrives can trap in NIO). It never ticks by itself: scripts drive it through the
-/// test-only `simctl` module, so every value a test waits for is one it published. Tests keep
-/// apart by path (`environment.<test>.…`).
-actor SignalKModuleSim {
-    static let shared = SignalKModuleSim()
+/// A Signal K simulator for the whole test process, never stopped (stopping Hummingbird while a
+/// connection arrives can trap in NIO). It never ticks by itself: tests publish every value they
+/// wait for. `module` serves the module tests (apart by path, `environment.<test>.…`);
+/// `reliability` is R2's own, because its restarts must not disturb the others.
+actor SignalKTestSim {
+    static let module = SignalKTestSim(seed: 5)
+    static let reliability = SignalKTestSim(seed: 11)
 
     struct Running: Sendable {
         let sim: SignalKSimulator
@@ -19,19 +20,22 @@ actor SignalKModuleSim {
         let base: URL
     }
 
+    private let seed: UInt64
     private var running: Running?
+
+    init(seed: UInt64) { self.seed = seed }
 
     func get() async throws -> Running {
         if let running { return running }
         let clock = SimulatedClock(Date(timeIntervalSince1970: 1_714_557_600))
-        let sim = try SignalKSimulator(options: .init(rate: 10, seed: 5, selfMMSI: "230099999", vesselName: "Lookout",
+        let sim = try SignalKSimulator(options: .init(rate: 10, seed: seed, selfMMSI: "230099999", vesselName: "Lookout",
                                                       clock: clock.now, autoTick: false))
         let r = Running(sim: sim, clock: clock, base: try await sim.start())
         running = r
         return r
     }
 
-    /// Publishes one self value, 1 ms after the previous one (so no two values share a timestamp).
+    /// Publishes one self value, 1 ms after the previous one (no two values share a timestamp).
     func publish(path: String, value: JSONValue) async throws {
         let r = try await get()
         r.clock.advance(by: 0.001)
@@ -72,7 +76,7 @@ struct SignalKSimControlModule: LuaModule {
                 default: json = .null
                 }
                 return try call.wait("publish", {
-                    try await SignalKModuleSim.shared.publish(path: path, value: json)
+                    try await SignalKTestSim.module.publish(path: path, value: json)
                     return true
                 }) { stack, ok in
                     stack.push(ok)
@@ -91,7 +95,7 @@ final class SignalKModuleTests: XCTestCase {
     private var base: URL!
 
     override func setUp() async throws {
-        base = try await SignalKModuleSim.shared.get().base
+        base = try await SignalKTestSim.module.get().base
     }
 
     /// Runs `source` with `signalk` (profiles `boat` and `quiet`) and `simctl`; `URL` is the

@@ -7,37 +7,6 @@ import XCTest
 
 @testable import LookoutHost
 
-/// R2 (reliability): a simulator of its own (restarts must not disturb the other Signal K tests),
-/// never stopped and never ticking by itself, like `SignalKModuleSim`.
-actor SignalKReliabilitySim {
-    static let shared = SignalKReliabilitySim()
-
-    struct Running: Sendable {
-        let sim: SignalKSimulator
-        let clock: SimulatedClock
-        let base: URL
-    }
-
-    private var running: Running?
-
-    func get() async throws -> Running {
-        if let running { return running }
-        let clock = SimulatedClock(Date(timeIntervalSince1970: 1_714_557_600))
-        let sim = try SignalKSimulator(options: .init(rate: 10, seed: 11, selfMMSI: "230099999", vesselName: "Lookout",
-                                                      clock: clock.now, autoTick: false))
-        let r = Running(sim: sim, clock: clock, base: try await sim.start())
-        running = r
-        return r
-    }
-
-    /// Publishes one self value, 1 ms after the previous one (no two values share a timestamp).
-    func publish(path: String, value: JSONValue) async throws {
-        let r = try await get()
-        r.clock.advance(by: 0.001)
-        await r.sim.publish(["updates": [["values": [["path": .string(path), "value": value]]]]])
-    }
-}
-
 /// What the script's handler received, keyed `path=value`; waits without sleeping (a deadline
 /// only guards against a hang).
 final class SignalKReliabilityCollector: @unchecked Sendable {
@@ -134,7 +103,7 @@ struct SignalKReliabilityControlModule: LuaModule {
                 let path = try call.string(1)
                 let value = try call.integer(2)
                 return try call.wait("publish", {
-                    try await SignalKReliabilitySim.shared.publish(path: path, value: .int(value))
+                    try await SignalKTestSim.reliability.publish(path: path, value: .int(value))
                     return true
                 }) { (stack: LuaStack, ok: Bool) in
                     stack.push(ok)
@@ -143,7 +112,7 @@ struct SignalKReliabilityControlModule: LuaModule {
             },
             "restart": { call in
                 try call.wait("restart", {
-                    let sim = try await SignalKReliabilitySim.shared.get().sim
+                    let sim = try await SignalKTestSim.reliability.get().sim
                     await sim.restart()
                     return await sim.serverStartID()
                 }) { (stack: LuaStack, id: String) in
@@ -153,7 +122,7 @@ struct SignalKReliabilityControlModule: LuaModule {
             },
             "drop": { call in
                 try call.wait("drop", {
-                    try await SignalKReliabilitySim.shared.get().sim.dropAllConnections()
+                    try await SignalKTestSim.reliability.get().sim.dropAllConnections()
                     return true
                 }) { (stack: LuaStack, ok: Bool) in
                     stack.push(ok)
@@ -162,7 +131,7 @@ struct SignalKReliabilityControlModule: LuaModule {
             },
             "connections": { call in
                 try call.wait("connections", {
-                    try await SignalKReliabilitySim.shared.get().sim.connectionCount()
+                    try await SignalKTestSim.reliability.get().sim.connectionCount()
                 }) { (stack: LuaStack, n: Int) in
                     stack.push(LuaValue.int(Int64(n)))
                     return 1
@@ -224,7 +193,7 @@ final class SignalKReliabilityTests: XCTestCase {
     /// the restart) may reach the handler a second time, at most once per path and restart. After
     /// a plain drop (same `serverStartId`) no re-delivery is allowed.
     func testRestartsWhileAHandlerConsumesTheStream() async throws {
-        let base = try await SignalKReliabilitySim.shared.get().base
+        let base = try await SignalKTestSim.reliability.get().base
         let collector = SignalKReliabilityCollector()
         let script = """
             local signalk = require 'signalk'
