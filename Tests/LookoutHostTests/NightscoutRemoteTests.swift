@@ -7,15 +7,21 @@ import XCTest
 
 @testable import LookoutHost
 
-/// A simulator for remote-command tests only (its Loop profile must not disturb other tests),
-/// started once and never stopped.
+/// Simulators for remote-command tests only (their Loop profile must not disturb other tests),
+/// each started once and never stopped.
 actor RemoteCommandSim {
-    static let shared = RemoteCommandSim()
+    static let shared = RemoteCommandSim(options: .init(authFailDelay: .zero))
+    /// The Loop phone is late: pushes are accepted and recorded, but the app has not enacted any
+    /// of them yet (`RemoteBudgetTests`).
+    static let latePhone = RemoteCommandSim(options: .init(authFailDelay: .zero, loop: .init(enact: false)))
+    private let options: NightscoutSimulator.Options
     private var running: (NightscoutSimulator, URL)?
+
+    init(options: NightscoutSimulator.Options) { self.options = options }
 
     func start() async throws -> (NightscoutSimulator, URL) {
         if let running { return running }
-        let sim = NightscoutSimulator(options: .init(authFailDelay: .zero))
+        let sim = NightscoutSimulator(options: options)
         let url = try await sim.start()
         await sim.seed("profile", [[
             "startDate": "2024-05-01T09:00:00.000Z", "defaultProfile": "Default", "store": ["Default": [:]],

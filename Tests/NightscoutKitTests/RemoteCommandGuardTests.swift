@@ -217,22 +217,36 @@ final class RemoteCommandGuardTests: XCTestCase {
         XCTAssertEqual(entries.filter { $0.phase == .refused && $0.reasonCode == "exceedsHourlyTotal" }.count, 95)
     }
 
-    func testConcurrentFirstUseSharesOneHistoryRead() async throws {
-        let previous = InMemoryAuditLog()
-        let (g1, _) = try makeGuard(limits(bolusHour: 5), log: previous)
-        await send(g1, .bolus(units: 4), at: 0)
-        let history = CountingHistory(inner: previous)
-        let g2 = try RemoteCommandGuard(limits: limits(bolusHour: 5), auditLog: previous, history: history)
+    /// Issue 13 §3 at the Kit level: guards sharing one ledger (other processes, other
+    /// profiles) share one budget per site, even when they ask at the same time.
+    func testGuardsOnOneLedgerShareOneBudget() async throws {
+        let ledger = InMemoryAuditLog()
+        let guards = try (0..<4).map { _ in try RemoteCommandGuard(limits: limits(bolus: 2, bolusHour: 4), ledger: ledger) }
         let site = site, t0 = t0
-        let allowed = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<50 { group.addTask { await g2.authorize(.bolus(units: 1), site: site, now: t0 + 10).ticket != nil } }
-            var n = 0
-            for await ok in group where ok { n += 1 }
-            return n
+        let allowed = await withTaskGroup(of: Double.self) { group in
+            for (i, g) in guards.enumerated() {
+                for _ in 0..<3 {
+                    group.addTask { await g.authorize(.bolus(units: 2), site: site, source: "p\(i)", now: t0 + 1).ticket == nil ? 0 : 2 }
+                }
+            }
+            var total = 0.0
+            for await units in group { total += units }
+            return total
         }
-        XCTAssertEqual(allowed, 1)
-        let reads = await history.reads
-        XCTAssertEqual(reads, 1)
+        XCTAssertEqual(allowed, 4)
+        let refused = await ledger.entries.filter { $0.phase == .refused && $0.reasonCode == "exceedsHourlyTotal" }.count
+        XCTAssertEqual(refused, 10)
+        // Another site keeps its own budget.
+        do { let value = await guards[0].authorize(.bolus(units: 2), site: "https://other.example", now: t0 + 2).ticket; XCTAssertNotNil(value) }
+    }
+
+    func testSiteKeyIsTheNormalisedOriginAndPath() throws {
+        let table: [(String, String)] = [
+            ("https://NS.Example.org", "https://ns.example.org"), ("HTTPS://ns.example.org:443/", "https://ns.example.org"),
+            ("http://ns.example.org:80/x//", "http://ns.example.org/x"), ("https://ns.example.org:8443/a/B/", "https://ns.example.org:8443/a/B"),
+            ("http://127.0.0.1:1337", "http://127.0.0.1:1337"), ("https://u:p@ns.example.org/?token=x#f", "https://ns.example.org"),
+        ]
+        for (text, key) in table { XCTAssertEqual(RemoteCommandSite.key(for: try XCTUnwrap(URL(string: text))), key, text) }
     }
 
     // MARK: - Windows
@@ -315,6 +329,26 @@ final class RemoteCommandGuardTests: XCTestCase {
     }
 
     // MARK: - Reservations and outcomes
+
+    /// Issue 13 §2: once sent, nothing reported afterwards (Loop's failure note, a Remote 2.0
+    /// `Error`, an HTTP error answer) gives budget back; only a person's release does.
+    func testSentCommandsCountWhateverTheOutcomeEvidenceSays() async throws {
+        let (g, log) = try makeGuard(limits(bolus: 2, bolusHour: 4))
+        let firstDecision = await send(g, .bolus(units: 2), at: 0)
+        let first = try XCTUnwrap(firstDecision.ticket)
+        await g.reportAppError(first, detail: "Loop's failure note says: Bolus failed", now: t0 + 1)
+        let secondDecision = await send(g, .bolus(units: 2), at: 2, outcome: .indeterminate(detail: "HTTP 500"))
+        let second = try XCTUnwrap(secondDecision.ticket)
+        await g.reportAppError(second, detail: "remote command 2.0: Error", now: t0 + 3)
+        do { let value = await g.authorize(.bolus(units: 0.01), site: site, now: t0 + 4).refusal?.code; XCTAssertEqual(value, "exceedsHourlyTotal") }
+        // A person releases the first (what `lookout remote release` appends): 2 U fit again.
+        try await log.append(AuditEntry(ticketID: first.id, time: t0 + 5, site: site, command: AuditCommand(first.command),
+                                        source: "lookout remote release", verdict: .allowed, phase: .released, detail: "released"))
+        do { let value = await g.authorize(.bolus(units: 2), site: site, now: t0 + 6).ticket; XCTAssertNotNil(value) }
+        do { let value = await g.authorize(.bolus(units: 0.01), site: site, now: t0 + 7).refusal?.code; XCTAssertEqual(value, "exceedsHourlyTotal") }
+        let records = await log.recentCommands(site: site, since: t0)
+        XCTAssertEqual(records.map(\.status), [.released, .sent, .inFlight])
+    }
 
     func testFailedSendReleasesHourlyButNotInterval() async throws {
         let (g, log) = try makeGuard(limits(bolusHour: 2, interval: 60, duplicate: 600))
@@ -402,21 +436,20 @@ final class RemoteCommandGuardTests: XCTestCase {
         XCTAssertNotNil(later.ticket)
     }
 
-    func testUnreadableHistoryRefusesThenRetries() async throws {
-        let history = FlakyHistory()
+    func testUnreadableLedgerRefusesThenRetries() async throws {
         let log = InMemoryAuditLog()
-        let g = try RemoteCommandGuard(limits: limits(), auditLog: log, history: history)
+        let g = try RemoteCommandGuard(limits: limits(), ledger: FlakyLedger(inner: log))
         let d = await g.authorize(.bolus(units: 1), site: site, now: t0)
         XCTAssertEqual(d.refusal?.code, "historyUnavailable")
         do { let value = await log.entries.last?.reasonCode; XCTAssertEqual(value, "historyUnavailable") }
         do { let value = await g.authorize(.bolus(units: 1), site: site, now: t0 + 1).ticket; XCTAssertNotNil(value) }
     }
 
-    func testUnwritableAuditLogRefusesAndReleases() async throws {
-        let audit = BrokenAuditLog()
-        let g = try RemoteCommandGuard(limits: limits(bolusHour: 1), auditLog: audit, history: nil)
+    func testUnwritableLedgerRefusesAndReservesNothing() async throws {
+        let audit = BrokenLedger()
+        let g = try RemoteCommandGuard(limits: limits(bolusHour: 1), ledger: audit)
         let d = await g.authorize(.bolus(units: 1), site: site, now: t0)
-        XCTAssertEqual(d.refusal?.code, "auditUnavailable")
+        XCTAssertEqual(d.refusal?.code, "historyUnavailable")
         do { let value = await g.lastAuditError; XCTAssertNotNil(value) }
         await audit.heal()
         do { let value = await g.authorize(.bolus(units: 1), site: site, now: t0 + 1).ticket; XCTAssertNotNil(value) }
@@ -543,39 +576,38 @@ private actor FakeSimulator {
     private(set) var delivered: [Delivery] = []
 
     func deliver(_ command: LoopCommand, at time: Date, failing: Bool) -> RemoteCommandOutcome {
-        if failing { return .failed(detail: "HTTP 500 Loop notification failed") }
+        if failing { return .failed(detail: "declined at the terminal") }
         delivered.append(Delivery(command: command, time: time))
         return .sent(detail: "OK")
     }
 }
 
-/// Counts history reads.
-private actor CountingHistory: RemoteCommandHistory {
+/// Fails its first reservation.
+private actor FlakyLedger: RemoteCommandLedger {
     let inner: InMemoryAuditLog
-    private(set) var reads = 0
-    init(inner: InMemoryAuditLog) { self.inner = inner }
-    func recentCommands(site: String, since: Date) async throws -> [RemoteCommandRecord] {
-        reads += 1
-        return try await inner.recentCommands(site: site, since: since)
-    }
-}
-
-/// Fails its first read.
-private actor FlakyHistory: RemoteCommandHistory {
     private var failed = false
     struct Unavailable: Error {}
-    func recentCommands(site: String, since: Date) async throws -> [RemoteCommandRecord] {
+    init(inner: InMemoryAuditLog) { self.inner = inner }
+    func append(_ entry: AuditEntry) async throws { try await inner.append(entry) }
+    func reserve<T: Sendable>(site: String, window: TimeInterval, now given: Date?,
+                              _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)) async throws -> T {
         if !failed { failed = true; throw Unavailable() }
-        return []
+        return try await inner.reserve(site: site, window: window, now: given, decide)
     }
 }
 
-/// Refuses appends until healed.
-private actor BrokenAuditLog: AuditLog {
+/// Refuses everything until healed.
+private actor BrokenLedger: RemoteCommandLedger {
     private var broken = true
+    private let inner = InMemoryAuditLog()
     struct DiskFull: Error {}
     func heal() { broken = false }
     func append(_ entry: AuditEntry) async throws { if broken { throw DiskFull() } }
+    func reserve<T: Sendable>(site: String, window: TimeInterval, now given: Date?,
+                              _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)) async throws -> T {
+        if broken { throw DiskFull() }
+        return try await inner.reserve(site: site, window: window, now: given, decide)
+    }
 }
 
 /// A deterministic pseudo-random generator.

@@ -83,7 +83,8 @@ struct NightscoutModule: LuaModule {
             let queue = OutboxItem.siteKey(for: c.configuration) + "#" + c.identity
             let client = NightscoutClientPool.client(key: queue, configuration: c.configuration, timeout: c.timeout)
             Task.detached { _ = try? outboxes.outbox(for: client, queue: queue) }
-            let remote = NightscoutRemote(settings: c.remote, queue: queue, openStore: outboxes.openStore, confirmationBox: confirmation)
+            let remote = NightscoutRemote(settings: c.remote, queue: queue, site: RemoteCommandSite.key(for: c.configuration.siteURL),
+                                          openStore: outboxes.openStore, confirmationBox: confirmation)
             call.push(object: NightscoutSite(client: client, label: c.label, queue: queue, outboxes: outboxes, remote: remote),
                       type: NightscoutSite.type)
             return .values(1)

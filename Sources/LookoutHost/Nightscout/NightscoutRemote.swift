@@ -16,11 +16,18 @@ public final class RemoteConfirmation: Sendable {
     var asker: (@Sendable (String) async -> Bool)? { ask.withLock { $0 } }
 }
 
-/// A client's remote-command setup: its settings, and the guard every script of the process
-/// shares for its queue (so limits hold across scripts and concurrent tasks).
+/// A client's remote-command setup: its settings, and the guard for its site.
+///
+/// The budget is not kept here: the guard reserves against the state database's ledger under the
+/// site's key (`RemoteCommandSite.key(for:)`), so every script, profile, process and
+/// `serve --isolate` worker naming the site shares one budget. The limits are the strictest of
+/// every profile naming the site (`NightscoutRemoteSettings.read`).
 struct NightscoutRemote: Sendable {
     let settings: NightscoutRemoteSettings
+    /// The client's outbox queue (site and credential identity), for Remote 2.0 outcome tracking.
     let queue: String
+    /// The budget's key: the site's normalised origin and path.
+    let site: String
     let openStore: @Sendable () throws -> StateStore
     let confirmationBox: RemoteConfirmation?
 
@@ -29,16 +36,16 @@ struct NightscoutRemote: Sendable {
 
     private static let guards = Locked<[String: RemoteCommandGuard]>([:])
 
-    /// The process's guard for this queue and state database, auditing to the database. A guard
-    /// made with other limits (the config changed) is replaced; the new one reloads the recent
-    /// commands from the audit log, so nothing is forgotten.
+    /// The process's guard for this site, limits and state database. A guard made with other
+    /// limits (the config changed) is replaced; budgets live in the database, so nothing is
+    /// forgotten.
     func guardian() throws -> RemoteCommandGuard {
         let store = try openStore()
-        let key = store.identity + "\n" + queue
         let limits = settings.limits
+        let key = store.identity + "\n" + site + "\n" + (limits.live ? "live" : "dry-run")
         return try Self.guards.withLock { guards in
             if let existing = guards[key], existing.limits == limits { return existing }
-            let made = try RemoteCommandGuard(limits: limits, auditLog: store, history: store)
+            let made = try RemoteCommandGuard(limits: limits, ledger: store)
             guards[key] = made
             return made
         }

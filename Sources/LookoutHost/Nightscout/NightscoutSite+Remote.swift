@@ -4,10 +4,13 @@ import Lua
 import NightscoutKit
 
 /// Loop remote commands: `bolus`, `carbs`, `override`, `cancel_override` (and the toggles Loop
-/// cannot receive through Nightscout, which say so). Every command passes the profile's therapy
-/// limits in NightscoutKit's `RemoteCommandGuard` (shared by every script of the process), is
-/// audited in the state store, runs as a dry run unless the profile says `remote = "live"`, and in
-/// the REPL asks on the terminal first.
+/// cannot receive through Nightscout, which say so). Every command passes the site's therapy
+/// limits in NightscoutKit's `RemoteCommandGuard`, which reserves against the state database (one
+/// budget per site for every script, profile and process), is audited in the state store, runs as
+/// a dry run unless the profile says `remote = "live"`, and in the REPL asks on the terminal
+/// first. Once a command may have left this host it counts in full: Loop's answer (a treatment or
+/// a failure note, which a script could write itself) is reported and audited, never used to give
+/// budget back.
 extension NightscoutSite {
     static var remoteMethods: [String: LuaBinding] {
         var methods: [String: LuaBinding] = [
@@ -160,12 +163,12 @@ extension NightscoutSite {
         }
     }
 
-    /// Passes `command` through the process's guard for the site's queue (the same guard for
-    /// Remote 1.0 and 2.0, so limits, budgets, duplicates and the audit log are shared).
+    /// Passes `command` through the guard for the site (Remote 1.0 and 2.0 share its budgets,
+    /// duplicates and audit log, as do every profile and process naming the site).
     static func authorize(_ command: LoopCommand, shown: String?, _ r: RemoteRequest) async throws -> Authorization {
         let guardian = try r.remote.guardian()
         let description = AuditCommand(command).description
-        switch await guardian.authorize(command, site: r.queue, source: r.source) {
+        switch await guardian.authorize(command, site: r.remote.site, source: r.source) {
         case .refused(.dryRun):
             return .finished(CommandResult(state: "dry_run", command: description, detail: "dry run: would send \(description)"))
         case .refused(let refusal):
@@ -186,10 +189,20 @@ extension NightscoutSite {
         }
     }
 
-    /// Reports a send that definitely did not happen and returns the script's `failed` result.
+    /// Reports a send that never left this host (declined, no OTP) and returns the script's
+    /// `failed` result.
     static func failed(_ ticket: RemoteCommandTicket, guardian: RemoteCommandGuard, _ code: String, _ message: String,
                        outcome: RemoteCommandOutcome) async -> CommandResult {
         await guardian.complete(ticket, outcome: outcome)
+        return CommandResult(state: "failed", command: AuditCommand(ticket.command).description, error: LuaErrorInfo(
+            code: code, message: message, service: "nightscout"))
+    }
+
+    /// Reports a send the server answered with an error (it still counts: `indeterminate`) and
+    /// returns the script's `failed` result.
+    static func counted(_ ticket: RemoteCommandTicket, guardian: RemoteCommandGuard, _ code: String, _ message: String,
+                        detail: String) async -> CommandResult {
+        await guardian.complete(ticket, outcome: .indeterminate(detail: detail))
         return CommandResult(state: "failed", command: AuditCommand(ticket.command).description, error: LuaErrorInfo(
             code: code, message: message, service: "nightscout"))
     }
@@ -216,7 +229,8 @@ extension NightscoutSite {
     static func send(_ ticket: RemoteCommandTicket, _ r: RemoteRequest, guardian: RemoteCommandGuard) async -> CommandResult {
         let description = AuditCommand(ticket.command).description
         if let refused = await preflight(ticket, r, guardian: guardian) { return refused }
-        let loop = LoopRemote(client: r.client, timeout: r.wait)
+        // Poll at least four times within a short wait (every 15 s for the default 5 minutes).
+        let loop = LoopRemote(client: r.client, pollInterval: min(15, max(0.5, r.wait / 4)), timeout: r.wait)
         let receipt: LoopCommandReceipt
         do {
             receipt = try await loop.send(ticket.command, otp: r.remote.settings.otp, notes: r.notes, enteredBy: "lookout (\(r.source))")
@@ -226,11 +240,11 @@ extension NightscoutSite {
                 await guardian.complete(ticket, outcome: .indeterminate(detail: error.description))
                 return CommandResult(state: "unknown", command: description, error: LuaErrorInfo.nightscout(error))
             }
-            return await failed(ticket, guardian: guardian, LuaErrorInfo.nightscout(error).code, LuaErrorInfo.nightscout(error).message,
-                                outcome: .failed(detail: error.description))
+            // The server answered: the request left this host, so the command counts.
+            return await counted(ticket, guardian: guardian, LuaErrorInfo.nightscout(error).code, LuaErrorInfo.nightscout(error).message,
+                                 detail: error.description)
         } catch {
-            return await failed(ticket, guardian: guardian, "rejected", String(describing: error),
-                                outcome: .failed(detail: String(describing: error)))
+            return await counted(ticket, guardian: guardian, "rejected", String(describing: error), detail: String(describing: error))
         }
         let outcome = r.wait > 0 ? ((try? await loop.outcome(of: receipt)) ?? .unknown) : .delivered
         switch outcome {
@@ -239,7 +253,11 @@ extension NightscoutSite {
             await guardian.confirm(ticket, detail: "Loop enacted \(description)")
             return CommandResult(state: "confirmed", command: description, detail: "Loop enacted it")
         case .failed(let reason):
-            return await failed(ticket, guardian: guardian, "loop", "Loop did not enact it: \(reason)", outcome: .failed(detail: "Loop: \(reason)"))
+            // A failure note is evidence a script can write itself: report it, keep counting.
+            await guardian.complete(ticket, outcome: .sent(detail: "Nightscout accepted it"))
+            await guardian.reportAppError(ticket, detail: "Loop's failure note says: \(reason) (the command still counts)")
+            return CommandResult(state: "failed", command: description, error: LuaErrorInfo(
+                code: "loop", message: "Loop did not enact it: \(reason)", service: "nightscout"))
         case .delivered:
             await guardian.complete(ticket, outcome: .sent(detail: "Nightscout accepted it"))
             return CommandResult(state: "sent", command: description, detail: "Nightscout accepted it; not waiting for Loop")

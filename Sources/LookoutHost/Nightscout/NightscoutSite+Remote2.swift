@@ -115,13 +115,14 @@ extension NightscoutSite {
                 await guardian.complete(ticket, outcome: .indeterminate(detail: "remote command 2.0: \(error.description)"))
                 return Remote2Result(result: CommandResult(state: "unknown", command: description, error: LuaErrorInfo.nightscout(error)))
             }
-            return Remote2Result(result: await failed(ticket, guardian: guardian, LuaErrorInfo.nightscout(error).code,
-                                                      LuaErrorInfo.nightscout(error).message,
-                                                      outcome: .failed(detail: "remote command 2.0: \(error.description)")))
+            // The server answered: the request left this host, so the command counts.
+            return Remote2Result(result: await counted(ticket, guardian: guardian, LuaErrorInfo.nightscout(error).code,
+                                                       LuaErrorInfo.nightscout(error).message,
+                                                       detail: "remote command 2.0: \(error.description)"))
         } catch {
             let code = (error as? RemoteCommandsError) == .notSupported ? "unsupported" : "invalid_response"
-            return Remote2Result(result: await failed(ticket, guardian: guardian, code, String(describing: error),
-                                                      outcome: .failed(detail: String(describing: error))))
+            return Remote2Result(result: await counted(ticket, guardian: guardian, code, String(describing: error),
+                                                       detail: "remote command 2.0: \(error)"))
         }
     }
 

@@ -5,7 +5,12 @@ import NightscoutKit
 /// The append-only audit log of Loop remote commands (`audit` table): every attempt, refusal,
 /// send, failure and confirmation, as NightscoutKit's `RemoteCommandGuard` writes them. Triggers
 /// refuse any UPDATE or DELETE, so not even Lookout can rewrite history.
-extension StateStore: AuditLog, RemoteCommandHistory {
+///
+/// It is also the guard's `RemoteCommandLedger`: a reservation is an `attempted` row written in
+/// the same `BEGIN IMMEDIATE` transaction that read the site's recent rows, so every process
+/// using this database (two `lookout run`s, profiles naming one site, `serve --isolate`
+/// workers) shares one budget per site.
+extension StateStore: RemoteCommandLedger {
     /// The audit log's table.
     static let auditMigrations: [Migration] = [
         ("v4-audit", { db in
@@ -34,27 +39,64 @@ extension StateStore: AuditLog, RemoteCommandHistory {
         }),
     ]
 
+    /// Appends one entry (its own transaction).
     public func append(_ entry: AuditEntry) async throws {
-        let command = String(decoding: try JSONEncoder().encode(entry.command), as: UTF8.self)
-        try await write { db in
-            try db.execute(sql: """
-                INSERT INTO audit (id, ticket, time, site, source, verdict, reason_code, reason, phase, detail, command)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [entry.id.uuidString, entry.ticketID?.uuidString, entry.time.timeIntervalSince1970, entry.site,
-                                 entry.source, entry.verdict.rawValue, entry.reasonCode, entry.reason, entry.phase.rawValue,
-                                 entry.detail, command])
+        let command = try Self.commandText(entry)
+        try await write { db in try StateStore.insert(entry, command: command, in: db) }
+    }
+
+    /// Reads the site's recent records, decides and appends, in one `BEGIN IMMEDIATE`
+    /// transaction (other processes wait up to `busyTimeout` for it).
+    public func reserve<T: Sendable>(
+        site: String, window: TimeInterval, now given: Date?,
+        _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)
+    ) async throws -> T {
+        do {
+            return try await database.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    let now = given ?? Date()
+                    let records = try StateStore.records(site: site, since: now - window, in: db)
+                    let decided = decide(records, now)
+                    try StateStore.insert(decided.entry, command: try StateStore.commandText(decided.entry), in: db)
+                    result = decided.result
+                    return .commit
+                }
+                guard let result else { throw StateStoreError(file: "", message: "the reservation was not committed") }
+                return result
+            }
+        } catch {
+            throw StateStoreError(file: path ?? ":memory:", underlying: error)
         }
     }
 
+    /// The site's in-flight, sent, failed and released commands whose time is at or after
+    /// `since` (every entry of each ticket with any entry since then, through
+    /// `RemoteCommandRecord.records(from:)`).
     public func recentCommands(site: String, since: Date) async throws -> [RemoteCommandRecord] {
-        let entries = try await access { db in
-            try Row.fetchAll(db, sql: """
-                SELECT * FROM audit WHERE ticket IN (
-                    SELECT DISTINCT ticket FROM audit WHERE site = ? AND time >= ? AND ticket IS NOT NULL)
-                ORDER BY seq
-                """, arguments: [site, since.timeIntervalSince1970]).compactMap(StateStore.auditEntry)
-        }
+        try await access { db in try StateStore.records(site: site, since: since, in: db) }
+    }
+
+    static func records(site: String, since: Date, in db: Database) throws -> [RemoteCommandRecord] {
+        let entries = try Row.fetchAll(db, sql: """
+            SELECT * FROM audit WHERE ticket IN (
+                SELECT DISTINCT ticket FROM audit WHERE site = ? AND time >= ? AND ticket IS NOT NULL)
+            ORDER BY seq
+            """, arguments: [site, since.timeIntervalSince1970]).compactMap(StateStore.auditEntry)
         return RemoteCommandRecord.records(from: entries).filter { $0.time >= since }
+    }
+
+    static func commandText(_ entry: AuditEntry) throws -> String {
+        String(decoding: try JSONEncoder().encode(entry.command), as: UTF8.self)
+    }
+
+    static func insert(_ entry: AuditEntry, command: String, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO audit (id, ticket, time, site, source, verdict, reason_code, reason, phase, detail, command)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [entry.id.uuidString, entry.ticketID?.uuidString, entry.time.timeIntervalSince1970, entry.site,
+                             entry.source, entry.verdict.rawValue, entry.reasonCode, entry.reason, entry.phase.rawValue,
+                             entry.detail, command])
     }
 
     /// The newest `limit` entries (of one site, or all), oldest first.

@@ -404,7 +404,7 @@ function Client:mirror(collection, opts) end
 
 ---@class nightscout.command_options
 ---@field notes? string sent with the command (Loop shows it)
----@field wait? number|string|false how long to wait for Loop's answer (default "5m"); false returns once Nightscout accepted it
+---@field wait? number|string|false how long to wait for Loop's answer (default "5m", polled every 15 s or a quarter of the wait if shorter); false returns once Nightscout accepted it
 
 ---@class nightscout.CommandResult
 ---@field state "dry_run"|"confirmed"|"sent"|"unknown" what happened: a dry run (nothing sent), Loop enacted it, Nightscout accepted it (not waiting), or Loop has not answered in time
@@ -413,9 +413,12 @@ function Client:mirror(collection, opts) end
 
 --- Asks Loop, through Nightscout, to deliver a bolus (Loop remote commands, needs Loop's OTP).
 --- Context: task only (waits).
---- Notes: safety first. Every command must pass the profile's limits, which only the config
+--- Notes: safety first. Every command must pass the site's limits, which only the config
 --- sets: `max_bolus`, `max_bolus_per_hour` (a rolling hour, counting commands in flight),
---- `min_interval`, `duplicate_window`; without them nothing is sent. Unless the profile says
+--- `min_interval`, `duplicate_window`; without them nothing is sent. The budget is per site,
+--- shared by every script, profile and process of the machine, and the strictest limits of all
+--- profiles naming the site apply. A sent command counts in full even when Loop reports a
+--- failure (`err.code == "loop"`): only `lookout remote release ID` gives it back. Unless the profile says
 --- `remote = "live"` a command is a dry run: it is checked and logged, never sent. In the REPL a
 --- live command asks on the terminal first. Every attempt, refusal, send and outcome is in the
 --- audit log (`lookout audit`). A refusal returns `nil, err` with `err.code == "refused"` and

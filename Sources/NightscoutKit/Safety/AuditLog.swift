@@ -130,7 +130,8 @@ public enum AuditPhase: String, Sendable, Codable {
     case refused
     /// The server accepted it.
     case sent
-    /// Sending definitely failed (reservation released).
+    /// The command was never sent: it did not leave this host (declined at the terminal, no OTP
+    /// configured). Counts only for the minimum interval.
     case failed
     /// It is unknown whether sending worked (treated as sent).
     case indeterminate
@@ -141,6 +142,9 @@ public enum AuditPhase: String, Sendable, Codable {
     case appError = "app-error"
     /// Passed every limit in dry-run mode; not sent.
     case dryRun = "dry-run"
+    /// A person released the command's reservation (`lookout remote release ID`): from then on
+    /// it counts only for the minimum interval. Nothing a script can reach writes this phase.
+    case released
 }
 
 /// One append-only audit record of a remote command.
@@ -205,8 +209,10 @@ public struct RemoteCommandRecord: Sendable, Codable, Equatable {
         case inFlight
         /// Sent, or the outcome was indeterminate. Counts everywhere.
         case sent
-        /// Definitely not delivered. Counts only for the minimum interval.
+        /// Never sent (it did not leave this host). Counts only for the minimum interval.
         case failed
+        /// Released by a person (`lookout remote release`). Counts only for the minimum interval.
+        case released
     }
 
     /// The ticket identifier.
@@ -232,8 +238,10 @@ public struct RemoteCommandRecord: Sendable, Codable, Equatable {
     /// Derives records from audit entries, as any `RemoteCommandHistory` built on an audit log
     /// should: one record per ticket whose `attempted` entry is present; status `sent` if a
     /// `sent` or `indeterminate` entry exists (these win over `failed`), else `failed` if a
-    /// `failed` entry exists, else `inFlight`; time is the latest of those entries. Refused and
-    /// dry-run entries yield no record. Result in time order.
+    /// `failed` entry exists, else `inFlight`; a `released` entry makes it `released` whatever
+    /// else was recorded; time is the latest of the attempted, sent, indeterminate and failed
+    /// entries. Outcome reports (`confirmed`, `app-error`) change nothing. Refused and dry-run
+    /// entries yield no record. Result in time order.
     public static func records(from entries: [AuditEntry]) -> [RemoteCommandRecord] {
         var byTicket: [UUID: RemoteCommandRecord] = [:]
         var order: [UUID] = []
@@ -246,11 +254,13 @@ public struct RemoteCommandRecord: Sendable, Codable, Equatable {
             guard let id = e.ticketID, var r = byTicket[id] else { continue }
             switch e.phase {
             case .sent, .indeterminate:
-                r.status = .sent
+                if r.status != .released { r.status = .sent }
                 r.time = max(r.time, e.time)
             case .failed:
                 if r.status == .inFlight { r.status = .failed }
                 r.time = max(r.time, e.time)
+            case .released:
+                r.status = .released
             default:
                 continue
             }
@@ -260,34 +270,3 @@ public struct RemoteCommandRecord: Sendable, Codable, Equatable {
     }
 }
 
-/// Where the guard reloads its state after a restart (the host's SQLite audit log implements it).
-public protocol RemoteCommandHistory: Sendable {
-    /// The site's in-flight, sent and failed commands whose `time` is at or after `since`.
-    ///
-    /// The guard calls this once per site, with `since` = now − max(3600 s, minimumInterval,
-    /// duplicateWindow). An implementation on an audit log should read every entry of each
-    /// ticket that has any entry at or after `since` (an `attempted` entry may be older than its
-    /// `sent` entry) and derive the records with `RemoteCommandRecord.records(from:)`. Throwing
-    /// makes the guard refuse the site's commands until a later read succeeds.
-    func recentCommands(site: String, since: Date) async throws -> [RemoteCommandRecord]
-}
-
-/// An in-memory `AuditLog` and `RemoteCommandHistory` (tests, and hosts without a state store).
-public actor InMemoryAuditLog: AuditLog, RemoteCommandHistory {
-    /// Every entry, in append order.
-    public private(set) var entries: [AuditEntry] = []
-
-    /// An empty log, or one holding `entries` (e.g. a previous run's).
-    public init(entries: [AuditEntry] = []) { self.entries = entries }
-
-    /// Appends one entry.
-    public func append(_ entry: AuditEntry) async throws { entries.append(entry) }
-
-    /// The entries of one site, in append order.
-    public func entries(site: String) -> [AuditEntry] { entries.filter { $0.site == site } }
-
-    /// The site's records derived with `RemoteCommandRecord.records(from:)`, at or after `since`.
-    public func recentCommands(site: String, since: Date) async throws -> [RemoteCommandRecord] {
-        RemoteCommandRecord.records(from: entries.filter { $0.site == site }).filter { $0.time >= since }
-    }
-}

@@ -2,12 +2,13 @@ import Foundation
 
 /// Permission to send one Loop remote command, handed out by `RemoteCommandGuard.authorize`.
 ///
-/// Only the guard creates tickets. While a ticket is outstanding its amount is reserved in the
-/// rolling-hour totals; report the send's result with `RemoteCommandGuard.complete(_:outcome:now:)`.
+/// Only the guard creates tickets. A ticket's amount is reserved in the site's rolling-hour
+/// totals from the moment it is issued; report the send's result with
+/// `RemoteCommandGuard.complete(_:outcome:now:)`.
 public struct RemoteCommandTicket: Sendable, Hashable, Identifiable {
     /// The ticket's identifier; every audit entry of this command carries it.
     public let id: UUID
-    /// The site (Nightscout base URL or configured site name) the command is for.
+    /// The site the command is for (the budget's key, `RemoteCommandSite.key(for:)` in the host).
     public let site: String
     /// The command to send, with amounts normalized to the 0.01 step.
     public let command: LoopCommand
@@ -75,7 +76,7 @@ public enum RemoteCommandRefusal: Error, Sendable, Equatable, CustomStringConver
     case overrideNotAllowed(name: String, allowed: [String])
     /// Every limit passed, but the guard is in dry-run mode (`live` false): nothing is sent.
     case dryRun(wouldSend: LoopCommand)
-    /// The command history could not be read, so limits cannot be checked.
+    /// The command ledger could not be read or written, so limits cannot be checked.
     case historyUnavailable(String)
     /// The audit log could not record the attempt, so the command is not sent.
     case auditUnavailable(String)
@@ -134,12 +135,13 @@ public enum RemoteCommandRefusal: Error, Sendable, Equatable, CustomStringConver
 public enum RemoteCommandOutcome: Sendable, Equatable {
     /// The server accepted the command (`200 OK`).
     case sent(detail: String = "")
-    /// The command definitely did not reach Loop (no connection, or the server answered with an
-    /// error). Releases the reservation in the hourly total and the duplicate window; still
-    /// counts for the minimum interval.
+    /// The command was never sent: it did not leave this host (declined at the terminal, no OTP
+    /// configured). Releases the reservation in the hourly total and the duplicate window; still
+    /// counts for the minimum interval. Never use it for evidence that arrives after a send (an
+    /// HTTP error answer, Loop's failure note, a Remote 2.0 `Error`): a sent command counts.
     case failed(detail: String)
-    /// It is unknown whether the command reached Loop (e.g. a timeout after the request was
-    /// written). Treated exactly like `sent`.
+    /// The request left this host but it is unknown whether the command reached Loop (a
+    /// timeout, or the server answered with an error). Treated exactly like `sent`.
     case indeterminate(detail: String)
 }
 

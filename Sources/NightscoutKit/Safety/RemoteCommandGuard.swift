@@ -11,16 +11,22 @@ import Foundation
 /// * **Amounts** must be finite, positive multiples of 0.01 (U or g), compared with a tolerance
 ///   of 1e-6 of a step, so `0.1 + 0.2` counts as 0.30 but `0.005`, `1.001` and `1e-300` are
 ///   refused (`tooPrecise`). Accounting is done in whole hundredths, so totals never drift.
-/// * **Reservation**: an allowed ticket's amount counts in the rolling-hour total from the moment
-///   it is issued (in flight), so concurrent callers cannot overshoot: the check and the
-///   reservation happen without a suspension point in between.
+/// * **Reservation**: the check and the reservation happen in one exclusive transaction of the
+///   `RemoteCommandLedger` (the host's state database), keyed by the site: every guard, process,
+///   profile and worker using that ledger shares one budget per site, and concurrent callers
+///   cannot overshoot. An allowed ticket's amount counts from the moment it is issued; a crash
+///   between reservation and send leaves it counted (fail-safe).
 /// * **Rolling hour**: a command counts while less than 3600 s have passed since its time (its
 ///   authorization, moved to the send report if later). Commands "in the future" (the clock went
 ///   back) count too.
-/// * **Failed sends** (`RemoteCommandOutcome.failed`: definitely not delivered) release the
-///   hourly reservation and the duplicate window, but still count for the minimum interval, so a
-///   failing script cannot retry faster than `minimumInterval`. An `indeterminate` outcome, and a
-///   ticket never completed, count as sent.
+/// * **Sent means counted**: once a command may have left this host it counts against every
+///   budget in full, whatever the outcome evidence says (a Loop failure note, a Remote 2.0
+///   `Error`, an HTTP error answer: a script can forge the first two, and the third may follow a
+///   delivery). Only `RemoteCommandOutcome.failed` (never sent: declined at the terminal, no OTP)
+///   and a person's release (`lookout remote release`, audit phase `released`) give the hourly
+///   budget and the duplicate window back; both still count for the minimum interval, so a
+///   failing script cannot retry faster than `minimumInterval`. A ticket never completed counts
+///   as sent.
 /// * **Minimum interval** applies between any two commands of the site (any kind), measured from
 ///   the later of authorization and send report; a clock that went back is refused as too soon.
 /// * **Duplicates**: same kind and same amount (in hundredths), or same override name (duration
@@ -31,15 +37,12 @@ import Foundation
 ///   allowed only when at least one override name is configured.
 /// * **Toggles** (`closedLoop`, `autobolus`, Remote 2.0) need their kind in `allowedToggles`;
 ///   switching the same toggle to the same value again within `duplicateWindow` is a duplicate.
-/// * **Dry run** (`live` false): a command passing every limit is refused with `dryRun` and
-///   audited as `dry-run`. It is counted in this guard's memory as if sent (so a dry run shows
-///   what live mode would do), but never written as an attempt, so it does not count after a
-///   restart.
-/// * **Restarts**: the first use of a site reads `RemoteCommandHistory.recentCommands` once; if
-///   that fails, commands of the site are refused (`historyUnavailable`) and the read is retried
-///   on the next call. After that the guard keeps its own state in memory.
-/// * **Audit failures**: if the `attempted` entry cannot be appended, the reservation is undone
-///   and the command refused (`auditUnavailable`).
+/// * **Dry run** (`live` false): a command passing every limit (counting the ledger's real
+///   commands) is refused with `dryRun` and audited as `dry-run`. It is counted in this guard's
+///   memory as if sent (so a dry run shows what live mode would do), but never written as an
+///   attempt, so it never counts for a live guard or after a restart.
+/// * **Ledger failures**: if the ledger cannot be read or written, nothing is reserved and the
+///   command is refused (`historyUnavailable`).
 public actor RemoteCommandGuard {
     /// The guard's decision type.
     public typealias Decision = RemoteCommandDecision
@@ -49,27 +52,27 @@ public actor RemoteCommandGuard {
     /// The text of the last audit append that failed, if any.
     public private(set) var lastAuditError: String?
 
-    private let auditLog: any AuditLog
-    private let history: (any RemoteCommandHistory)?
+    private let ledger: any RemoteCommandLedger
     private let limitBolus: Int64, limitCarbs: Int64, limitBolusHour: Int64, limitCarbsHour: Int64
-    private var sites: [String: [Reservation]] = [:]
-    private var loads: [String: Task<[RemoteCommandRecord], any Error>] = [:]
+    /// Dry-run commands by site (counted for later dry runs of this guard only).
+    private var simulated: [String: [Reservation]] = [:]
+    /// Tickets this guard issued whose send has not been reported yet.
+    private var inFlight: Set<UUID> = []
 
-    /// A guard enforcing `limits`, auditing to `auditLog` and reloading state from `history`
-    /// (nil: start empty). Throws when `limits` are invalid.
-    public init(limits: TherapyLimits, auditLog: any AuditLog, history: (any RemoteCommandHistory)?) throws(TherapyLimitsError) {
+    /// A guard enforcing `limits`, reserving against and auditing to `ledger`. Throws when
+    /// `limits` are invalid.
+    public init(limits: TherapyLimits, ledger: any RemoteCommandLedger) throws(TherapyLimitsError) {
         self.limits = try limits.validated()
-        self.auditLog = auditLog
-        self.history = history
+        self.ledger = ledger
         limitBolus = Self.limitHundredths(limits.maxBolusUnits)
         limitCarbs = Self.limitHundredths(limits.maxCarbsGrams)
         limitBolusHour = Self.limitHundredths(limits.maxBolusUnitsPerHour)
         limitCarbsHour = Self.limitHundredths(limits.maxCarbsGramsPerHour)
     }
 
-    /// A guard using one `InMemoryAuditLog` as both audit log and history.
+    /// A guard using one `InMemoryAuditLog` as its ledger.
     public init(limits: TherapyLimits, log: InMemoryAuditLog) throws(TherapyLimitsError) {
-        try self.init(limits: limits, auditLog: log, history: log)
+        try self.init(limits: limits, ledger: log)
     }
 
     /// Decides whether `command` may be sent to `site` now, on behalf of `source` (the script
@@ -78,58 +81,70 @@ public actor RemoteCommandGuard {
     /// `now` defaults to the clock read inside the guard, so concurrent callers are ordered as
     /// the guard serves them (a time read before the call could look like a clock going back).
     public func authorize(_ command: LoopCommand, site: String, source: String = "", now given: Date? = nil) async -> Decision {
-        var now = given ?? Date()
         let checked: Checked
         switch check(command, site: site) {
-        case .failure(let reason): return await refuse(command, reason, site: site, source: source, now: now)
+        case .failure(let reason): return await refuse(command, reason, site: site, source: source, now: given ?? Date())
         case .success(let c): checked = c
         }
-        do {
-            try await ensureLoaded(site: site, now: now)
-        } catch {
-            return await refuse(command, .historyUnavailable(String(describing: error)), site: site, source: source, now: now)
+        let window = max(Self.rollingWindow, limits.minimumInterval, limits.duplicateWindow)
+        let live = limits.live
+        if !live {
+            let now = given ?? Date()
+            simulated[site]?.removeAll { now.timeIntervalSince($0.time) >= window }
         }
-        // From here to the reservation there is no suspension point: atomic per actor.
-        if given == nil { now = Date() }
-        if let reason = stateRefusal(checked, site: site, now: now) {
-            return await refuse(command, reason, site: site, source: source, now: now)
-        }
+        let dryRuns = live ? [] : simulated[site] ?? []
+        let rules = Rules(limits: limits, bolusHour: limitBolusHour, carbsHour: limitCarbsHour)
         let id = UUID()
-        let reservation = Reservation(
-            ticketID: id, time: now, command: checked.command, kind: checked.kind,
-            hundredths: checked.hundredths, key: checked.key, status: limits.live ? .inFlight : .simulated)
-        sites[site, default: []].append(reservation)
-
-        guard limits.live else {
-            let reason = RemoteCommandRefusal.dryRun(wouldSend: checked.command)
-            await write(AuditEntry(
-                ticketID: nil, time: now, site: site, command: AuditCommand(command), source: source,
-                verdict: .refused, reasonCode: reason.code, reason: reason.description,
-                phase: .dryRun, detail: AuditCommand(checked.command).description))
-            return .refused(reason)
-        }
-        let ticket = RemoteCommandTicket(id: id, site: site, command: checked.command, source: source, authorizedAt: now)
+        let outcome: Reserved
         do {
-            try await auditLog.append(AuditEntry(
-                ticketID: id, time: now, site: site, command: AuditCommand(checked.command), source: source,
-                verdict: .allowed, phase: .attempted, detail: AuditCommand(checked.command).description))
+            // The check and the reservation: one exclusive ledger transaction.
+            outcome = try await ledger.reserve(site: site, window: window, now: given) { records, now in
+                let existing = records.map(Self.reservation(from:)) + dryRuns
+                if let reason = rules.refusal(checked, existing: existing, now: now) {
+                    return (AuditEntry(
+                        ticketID: nil, time: now, site: site, command: AuditCommand(command), source: source,
+                        verdict: .refused, reasonCode: reason.code, reason: reason.description,
+                        phase: .refused, detail: AuditCommand(command).description), Reserved(refusal: reason, time: now))
+                }
+                guard live else {
+                    let reason = RemoteCommandRefusal.dryRun(wouldSend: checked.command)
+                    return (AuditEntry(
+                        ticketID: nil, time: now, site: site, command: AuditCommand(command), source: source,
+                        verdict: .refused, reasonCode: reason.code, reason: reason.description,
+                        phase: .dryRun, detail: AuditCommand(checked.command).description), Reserved(refusal: reason, time: now))
+                }
+                return (AuditEntry(
+                    ticketID: id, time: now, site: site, command: AuditCommand(checked.command), source: source,
+                    verdict: .allowed, phase: .attempted, detail: AuditCommand(checked.command).description),
+                        Reserved(refusal: nil, time: now))
+            }
         } catch {
             lastAuditError = String(describing: error)
-            sites[site]?.removeAll { $0.ticketID == id }
-            return .refused(.auditUnavailable(String(describing: error)))
+            return await refuse(command, .historyUnavailable(String(describing: error)), site: site, source: source,
+                                now: given ?? Date())
         }
-        return .allowed(ticket)
+        switch outcome.refusal {
+        case .dryRun?:
+            simulated[site, default: []].append(Reservation(
+                ticketID: id, time: outcome.time, command: checked.command, kind: checked.kind,
+                hundredths: checked.hundredths, key: checked.key, status: .sent))
+            return .refused(.dryRun(wouldSend: checked.command))
+        case let reason?:
+            return .refused(reason)
+        case nil:
+            inFlight.insert(id)
+            return .allowed(RemoteCommandTicket(id: id, site: site, command: checked.command, source: source, authorizedAt: outcome.time))
+        }
     }
 
     /// Records the result of sending `ticket`'s command and audits it (`sent`, `failed` or
-    /// `indeterminate`). A failure releases the hourly and duplicate reservation (see the type's
-    /// rules). Returns false, changing and auditing nothing, when the ticket is not in flight
-    /// (already completed, or unknown to this guard).
+    /// `indeterminate`). Only `failed` (never sent) gives the hourly and duplicate reservation
+    /// back (see the type's rules). Returns false, changing and auditing nothing, when the ticket
+    /// is not in flight (already completed, or not issued by this guard).
     @discardableResult
     public func complete(_ ticket: RemoteCommandTicket, outcome: RemoteCommandOutcome, now: Date? = nil) async -> Bool {
         let now = now ?? Date()
-        guard let index = sites[ticket.site]?.firstIndex(where: { $0.ticketID == ticket.id && $0.status == .inFlight })
-        else { return false }
+        guard inFlight.remove(ticket.id) != nil else { return false }
         let phase: AuditPhase
         let detail: String
         switch outcome {
@@ -137,8 +152,6 @@ public actor RemoteCommandGuard {
         case .failed(let d): phase = .failed; detail = d
         case .indeterminate(let d): phase = .indeterminate; detail = d
         }
-        sites[ticket.site]![index].status = phase == .failed ? .failed : .sent
-        sites[ticket.site]![index].time = max(sites[ticket.site]![index].time, now)
         await write(AuditEntry(
             ticketID: ticket.id, time: now, site: ticket.site, command: AuditCommand(ticket.command),
             source: ticket.source, verdict: .allowed, phase: phase,
@@ -156,7 +169,8 @@ public actor RemoteCommandGuard {
     }
 
     /// Audits that the receiving app reported an error for `ticket`'s sent command (phase
-    /// `app-error`, Remote 2.0 state `Error`). Changes no limit: the command keeps counting.
+    /// `app-error`: a Remote 2.0 state `Error`, or a Remote 1.0 failure note). Changes no limit:
+    /// the command keeps counting, since a script can write such evidence itself.
     public func reportAppError(_ ticket: RemoteCommandTicket, detail: String, now: Date? = nil) async {
         await write(AuditEntry(
             ticketID: ticket.id, time: now ?? Date(), site: ticket.site, command: AuditCommand(ticket.command),
@@ -171,23 +185,29 @@ public actor RemoteCommandGuard {
 
     // MARK: - Internals
 
-    private enum Kind { case bolus, carbs, other }
+    private enum Kind: Sendable { case bolus, carbs, other }
 
-    private struct DuplicateKey: Hashable {
+    /// What the ledger transaction decided (nil refusal: reserved).
+    private struct Reserved: Sendable {
+        var refusal: RemoteCommandRefusal?
+        var time: Date
+    }
+
+    private struct DuplicateKey: Hashable, Sendable {
         var kind: String
         var hundredths: Int64?
         var name: String?
     }
 
-    private struct Checked {
+    private struct Checked: Sendable {
         var command: LoopCommand
         var kind: Kind
         var hundredths: Int64
         var key: DuplicateKey
     }
 
-    private struct Reservation {
-        enum Status { case inFlight, sent, failed, simulated }
+    private struct Reservation: Sendable {
+        enum Status: Sendable { case inFlight, sent, failed, released }
         var ticketID: UUID
         var time: Date
         var command: LoopCommand
@@ -196,7 +216,7 @@ public actor RemoteCommandGuard {
         var key: DuplicateKey
         var status: Status
         /// Counts for the hourly totals and the duplicate window.
-        var holds: Bool { status != .failed }
+        var holds: Bool { status != .failed && status != .released }
     }
 
     /// The step amounts are accounted in (0.01 U or g), and the tolerance in steps.
@@ -277,58 +297,39 @@ public actor RemoteCommandGuard {
         }
     }
 
-    /// Checks against the site's recent commands (synchronous; pruning as it goes).
-    private func stateRefusal(_ c: Checked, site: String, now: Date) -> RemoteCommandRefusal? {
-        let keep = max(Self.rollingWindow, limits.minimumInterval, limits.duplicateWindow)
-        sites[site]?.removeAll { $0.status != .inFlight && now.timeIntervalSince($0.time) >= keep }
-        let records = sites[site] ?? []
+    /// The rules that depend on the site's recent commands (evaluated inside the ledger's
+    /// transaction, so they are a value that needs nothing of the actor).
+    private struct Rules: Sendable {
+        var limits: TherapyLimits
+        var bolusHour: Int64
+        var carbsHour: Int64
 
-        if limits.duplicateWindow > 0,
-           let dup = records.last(where: { $0.holds && $0.key == c.key && now.timeIntervalSince($0.time) < limits.duplicateWindow }) {
-            return .duplicate(of: dup.command, secondsAgo: max(0, now.timeIntervalSince(dup.time)))
-        }
-        if let latest = records.map(\.time).max() {
-            let elapsed = now.timeIntervalSince(latest)
-            if elapsed < limits.minimumInterval || elapsed < 0 {
-                return .tooSoon(wait: limits.minimumInterval - elapsed)
+        /// Why `c` must be refused given the site's `existing` commands at `now`, or nil.
+        func refusal(_ c: Checked, existing records: [Reservation], now: Date) -> RemoteCommandRefusal? {
+            if limits.duplicateWindow > 0,
+               let dup = records.last(where: { $0.holds && $0.key == c.key && now.timeIntervalSince($0.time) < limits.duplicateWindow }) {
+                return .duplicate(of: dup.command, secondsAgo: max(0, now.timeIntervalSince(dup.time)))
             }
+            if let latest = records.map(\.time).max() {
+                let elapsed = now.timeIntervalSince(latest)
+                if elapsed < limits.minimumInterval || elapsed < 0 {
+                    return .tooSoon(wait: limits.minimumInterval - elapsed)
+                }
+            }
+            let hourly: Int64
+            switch c.kind {
+            case .bolus: hourly = bolusHour
+            case .carbs: hourly = carbsHour
+            case .other: return nil
+            }
+            let used = records
+                .filter { $0.holds && $0.kind == c.kind && now.timeIntervalSince($0.time) < RemoteCommandGuard.rollingWindow }
+                .reduce(Int64(0)) { min(Int64.max / 2, $0 + $1.hundredths) }  // each ≤ Int64.max / 4
+            if used > hourly - c.hundredths {
+                return .exceedsHourlyTotal(amount: Double(c.hundredths) / 100, sentInHour: Double(used) / 100, limit: Double(hourly) / 100)
+            }
+            return nil
         }
-        let hourly: Int64
-        switch c.kind {
-        case .bolus: hourly = limitBolusHour
-        case .carbs: hourly = limitCarbsHour
-        case .other: return nil
-        }
-        let used = records
-            .filter { $0.holds && $0.kind == c.kind && now.timeIntervalSince($0.time) < Self.rollingWindow }
-            .reduce(Int64(0)) { min(Int64.max / 2, $0 + $1.hundredths) }  // each ≤ Int64.max / 4
-        if used > hourly - c.hundredths {
-            return .exceedsHourlyTotal(amount: Double(c.hundredths) / 100, sentInHour: Double(used) / 100, limit: Double(hourly) / 100)
-        }
-        return nil
-    }
-
-    /// Reads the site's history once (concurrent first callers share one read).
-    private func ensureLoaded(site: String, now: Date) async throws {
-        if sites[site] != nil { return }
-        guard let history else { sites[site] = []; return }
-        let task: Task<[RemoteCommandRecord], any Error>
-        if let running = loads[site] {
-            task = running
-        } else {
-            let since = now.addingTimeInterval(-max(Self.rollingWindow, limits.minimumInterval, limits.duplicateWindow))
-            task = Task { try await history.recentCommands(site: site, since: since) }
-            loads[site] = task
-        }
-        let records: [RemoteCommandRecord]
-        do {
-            records = try await task.value
-        } catch {
-            if loads[site] == task { loads[site] = nil }
-            throw error
-        }
-        if loads[site] == task { loads[site] = nil }
-        if sites[site] == nil { sites[site] = records.map(Self.reservation(from:)) }
     }
 
     /// A reservation for a stored record. Amounts that cannot be read block the hourly total.
@@ -348,13 +349,15 @@ public actor RemoteCommandGuard {
             ? DuplicateKey(kind: r.command.kind, name: r.command.kind == "override" ? r.command.name : toggle)
             : DuplicateKey(kind: r.command.kind, hundredths: h)
         let status: Reservation.Status = switch r.status {
-        case .inFlight, .sent: .sent
+        case .inFlight: .inFlight
+        case .sent: .sent
         case .failed: .failed
+        case .released: .released
         }
         return Reservation(ticketID: r.ticketID, time: r.time, command: command, kind: kind, hundredths: h, key: key, status: status)
     }
 
-    /// Audits a refusal and returns it.
+    /// Audits a refusal (outside the ledger transaction: nothing is reserved) and returns it.
     private func refuse(_ command: LoopCommand, _ reason: RemoteCommandRefusal, site: String, source: String, now: Date) async -> Decision {
         await write(AuditEntry(
             ticketID: nil, time: now, site: site, command: AuditCommand(command), source: source,
@@ -365,6 +368,6 @@ public actor RemoteCommandGuard {
 
     /// Appends an entry, remembering a failure.
     private func write(_ entry: AuditEntry) async {
-        do { try await auditLog.append(entry) } catch { lastAuditError = String(describing: error) }
+        do { try await ledger.append(entry) } catch { lastAuditError = String(describing: error) }
     }
 }

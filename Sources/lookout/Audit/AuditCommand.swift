@@ -9,7 +9,7 @@ struct AuditLogCommand: AsyncParsableCommand {
         commandName: "audit",
         abstract: "Show the audit log of Loop remote commands (attempts, refusals and why, sends, outcomes; Remote 2.0 sends show their command id and final state).")
 
-    @Option(help: "Only this site's queue (as shown in the QUEUE column).")
+    @Option(help: "Only this site (as shown after \"on\": the normalised site URL).")
     var site: String?
 
     @Option(help: "How many of the newest entries to show.")
@@ -30,7 +30,9 @@ struct AuditLogCommand: AsyncParsableCommand {
                 + "\(entry.command)  by \(entry.source.isEmpty ? "?" : entry.source)  on \(entry.site)"
             if entry.phase == .refused, let reason = entry.reason {
                 line += "\n    refused: \(reason)"
-            } else if [.sent, .failed, .indeterminate, .confirmed, .appError].contains(entry.phase), !entry.detail.isEmpty {
+            } else if entry.phase == .attempted, let ticket = entry.ticketID {
+                line += "\n    ticket \(ticket.uuidString) (lookout remote release \(ticket.uuidString.prefix(8)))"
+            } else if [.sent, .failed, .indeterminate, .confirmed, .appError, .released].contains(entry.phase), !entry.detail.isEmpty {
                 line += "\n    \(entry.detail)"
             }
             print(line)

@@ -3,12 +3,13 @@ import Foundation
 import LookoutHost
 import NightscoutKit
 
-/// `lookout remote list PROFILE`: the site's Loop Remote 2.0 commands and where they stand.
+/// `lookout remote list PROFILE`: the site's Loop Remote 2.0 commands and where they stand;
+/// `lookout remote release ID`: give a sent command's budget back (`RemoteReleaseCommand`).
 struct RemoteCommandsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "remote",
-        abstract: "Loop Remote 2.0 commands stored on a Nightscout site.",
-        subcommands: [List.self])
+        abstract: "Loop remote commands: Remote 2.0 commands stored on a site; releasing a sent command's budget.",
+        subcommands: [List.self, RemoteReleaseCommand.self])
 
     /// `lookout remote list PROFILE [--since 24h] [--state pending]`.
     struct List: AsyncParsableCommand {
