@@ -7,13 +7,28 @@ import XCTest
 final class RemoteBudgetCommandTests: CLITestCase, @unchecked Sendable {
     // @unchecked Sendable: as CLITestCase; the simulator is only used from the test's own task.
 
-    /// The Remote 2.0 simulator of `RemoteCommandsCommandTests` (it has a Loop profile).
-    private static var simulator: NightscoutSimulator { RemoteCommandsCommandTests.with }
+    /// One simulator for the process (stopping a server while connections arrive can trap in NIO),
+    /// with a Loop profile so Remote 1.0 pushes are accepted.
+    private static let simulator = NightscoutSimulator(options: .init(authFailDelay: .zero))
+    private actor Started {
+        private var url: URL?
+        func url(of sim: NightscoutSimulator) async throws -> URL {
+            if let url { return url }
+            let started = try await sim.start()
+            await sim.seed("profile", [[
+                "startDate": "2024-05-01T09:00:00.000Z", "defaultProfile": "Default", "store": ["Default": [:]],
+                "loopSettings": ["deviceToken": "0123abcd", "bundleIdentifier": "com.LOOKOUT01.loopkit.Loop"],
+            ]])
+            url = started
+            return started
+        }
+    }
+    private static let started = Started()
 
     /// Two live profiles of the one site: `loop` (4 U/h) and `lax` (the same URL spelled with a
     /// trailing slash, 40 U/h: the strictest applies).
     private func configure() async throws -> [String: String] {
-        let url = try await RemoteCommandsCommandTests.started.url(of: Self.simulator)
+        let url = try await Self.started.url(of: Self.simulator)
         try """
             [nightscout.loop]
             url = "\(url.absoluteString)"

@@ -7,24 +7,19 @@ final class RemoteCommandsCommandTests: CLITestCase, @unchecked Sendable {
     // @unchecked Sendable: as CLITestCase; the simulators are only used from the test's own task.
 
     /// Simulators for the process (stopping a server while connections arrive can trap in NIO):
-    /// one with Remote 2.0 (pump maximum 10 U), one without; both have a Loop profile, so Remote
-    /// 1.0 works too (`RemoteBudgetCommandTests` uses `with`).
-    static let with = NightscoutSimulator(options: .init(authFailDelay: .zero, loop: .init(pumpMaxBolus: 10)))
+    /// one with Remote 2.0 (pump maximum 10 U), one without.
+    private static let with = NightscoutSimulator(options: .init(authFailDelay: .zero, loop: .init(pumpMaxBolus: 10)))
     private static let without = NightscoutSimulator(options: .init(authFailDelay: .zero, loop: .init(remoteCommands: false)))
-    actor Started {
+    private actor Started {
         private var urls: [ObjectIdentifier: URL] = [:]
         func url(of sim: NightscoutSimulator) async throws -> URL {
             if let url = urls[ObjectIdentifier(sim)] { return url }
             let started = try await sim.start()
-            await sim.seed("profile", [[
-                "startDate": "2024-05-01T09:00:00.000Z", "defaultProfile": "Default", "store": ["Default": [:]],
-                "loopSettings": ["deviceToken": "0123abcd", "bundleIdentifier": "com.LOOKOUT01.loopkit.Loop"],
-            ]])
             urls[ObjectIdentifier(sim)] = started
             return started
         }
     }
-    static let started = Started()
+    private static let started = Started()
 
     private func configure() async throws -> [String: String] {
         let url = try await Self.started.url(of: Self.with)
