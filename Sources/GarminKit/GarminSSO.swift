@@ -60,7 +60,8 @@ struct GarminSSO: Sendable {
     }
 
     /// Sends and follows redirects (POST → GET on 301/302/303), at most 10; returns the final
-    /// response and its URL.
+    /// response and its URL. A 307/308 that would send a body (the login form, with the password)
+    /// to another origin (scheme, host, port) is not followed.
     func sendFollowing(_ request: GarminHTTPRequest, jar: GarminCookieJar) async throws -> (GarminHTTPResponse, URL) {
         var current = request
         for _ in 0..<10 {
@@ -68,6 +69,11 @@ struct GarminSSO: Sendable {
             guard [301, 302, 303, 307, 308].contains(response.status), let loc = response.header("Location"),
                 let next = URL(string: loc, relativeTo: current.url)?.absoluteURL
             else { return (response, current.url) }
+            let sameOrigin = next.scheme?.lowercased() == current.url.scheme?.lowercased()
+                && next.host?.lowercased() == current.url.host?.lowercased() && next.port == current.url.port
+            if (response.status == 307 || response.status == 308) && current.body != nil && !sameOrigin {
+                throw GarminError.transport("SSO: a redirect to another origin (\(next.host ?? "?")) would resend the login form; not followed")
+            }
             if response.status != 307 && response.status != 308 {
                 current.method = "GET"
                 current.body = nil

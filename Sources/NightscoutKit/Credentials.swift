@@ -42,6 +42,24 @@ public enum NightscoutCredentials: Sendable, Equatable, CustomStringConvertible,
         }
     }
 
+    /// A short, one-way name for these credentials (`jwt:` and 16 hex digits of a SHA-256 over the
+    /// kind and value; `none` without credentials), to tell clients with different credentials apart
+    /// (outbox queues) without keeping the secret. It is not the `api-secret` header value.
+    public var fingerprint: String {
+        let (kind, value): (String, String)
+        switch self {
+        case .none: return "none"
+        case .apiSecret(let s): (kind, value) = ("secret", s)
+        case .accessToken(let s): (kind, value) = ("token", s)
+        case .jwt(let s): (kind, value) = ("jwt", s)
+        }
+        let digest = SHA256.hash(data: Array("lookout-credential\n\(kind)\n\(value)".utf8))
+        return kind + ":" + digest.prefix(8).map { byte in
+            let h = String(byte, radix: 16)
+            return byte < 16 ? "0" + h : h
+        }.joined()
+    }
+
     /// Whether API v3 can be used: it needs a JWT, directly or exchanged from an access token.
     public var supportsV3: Bool {
         switch self {

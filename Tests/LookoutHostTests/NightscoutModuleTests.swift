@@ -250,9 +250,7 @@ final class NightscoutModuleTests: XCTestCase {
             print(e5.code, e5.status, type(e5.outbox_id))
             local none, e6 = nightscout.client "elsewhere"
             print(none, e6.code, e6.message)
-            local none2, e7 = nightscout.connect { url = "http://127.0.0.1:1", token_env = "UNSET_VAR" }
-            print(none2, e7.code, e7.message)
-            local refused = assert(nightscout.connect { url = "http://127.0.0.1:1", secret_env = "NS_SECRET", timeout = "2s" })
+            local refused = assert(nightscout.connect { url = "http://127.0.0.1:1", secret = "this is my long pass phrase", timeout = "2s" })
             local _, e8 = refused:entries()
             print(e8.code, e8.retryable, (tostring(e8):find("pass phrase")))
             for _, bad in ipairs {
@@ -268,7 +266,10 @@ final class NightscoutModuleTests: XCTestCase {
               function() home:upload_treatment { eventType = "Correction Bolus", insulin = -1 } end,
               function() nightscout.connect { url = "ftp://x" } end,
               function() nightscout.connect { url = "http://x", colour = "red" } end,
-              function() nightscout.connect { url = "http://x", token = "abc" } end,
+              function() nightscout.connect { url = "http://x", token = 5 } end,
+              function() nightscout.connect { url = "http://x", token_env = "UNSET_VAR" } end,
+              function() nightscout.connect { url = "http://x", secret_env = "NS_SECRET" } end,
+              function() nightscout.connect { url = "http://x", jwt_file = "/etc/hostname" } end,
               function() home.entries() end,
             } do
               print((select(2, pcall(bad)):gsub("^test.lua:%d+: ", "")))
@@ -281,7 +282,6 @@ final class NightscoutModuleTests: XCTestCase {
             "auth\t401\tfalse",
             "auth\t403\tstring",
             "nil\tconfig\tno [nightscout.elsewhere] profile in config.toml (profiles: home, legacy, reader, wrong)",
-            "nil\tconfig\tenvironment variable UNSET_VAR is not set",
             "network\ttrue\tnil",
             "bad argument #1 to 'nightscout.client:entries' (opts.count: expected an integer from 1 to 100000)",
             "bad argument #1 to 'nightscout.client:entries' (opts.from: expected epoch milliseconds, got \(Int(Date().timeIntervalSince1970)), which looks like seconds (multiply os.time() by 1000))",
@@ -294,8 +294,11 @@ final class NightscoutModuleTests: XCTestCase {
             "bad argument #1 to 'nightscout.client:upload_treatment' (eventType: required, e.g. \"Correction Bolus\" or \"Carb Correction\")",
             "bad argument #1 to 'nightscout.client:upload_treatment' (insulin: expected a non-negative number)",
             "bad argument #1 to 'nightscout.connect' (opts.url: expected http(s)://host[:port][/path])",
-            "bad argument #1 to 'nightscout.connect' (unknown option 'colour' (known: api, fallback, jwt_env, secret_env, timeout, token_env, url))",
-            "bad argument #1 to 'nightscout.connect' (unknown option 'token' (known: api, fallback, jwt_env, secret_env, timeout, token_env, url))",
+            "bad argument #1 to 'nightscout.connect' (unknown option 'colour' (known: api, fallback, jwt, secret, timeout, token, url))",
+            "bad argument #1 to 'nightscout.connect' (opts.token: expected the credential as a non-empty string without control characters)",
+            "bad argument #1 to 'nightscout.connect' (\(credentialReferenceRefusal("token_env", literal: "token")))",
+            "bad argument #1 to 'nightscout.connect' (\(credentialReferenceRefusal("secret_env", literal: "secret")))",
+            "bad argument #1 to 'nightscout.connect' (\(credentialReferenceRefusal("jwt_file", literal: "jwt")))",
             "bad self to 'nightscout.client:entries' (nightscout client expected, got no value); call it with ':'",
         ])
     }

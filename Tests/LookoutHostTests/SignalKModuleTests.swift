@@ -294,10 +294,12 @@ final class SignalKModuleTests: XCTestCase {
     func testABadTokenIsAnAuthError() async throws {
         let secure = try await SignalKSecureModuleSim.shared.base()
         let lines = try await run("""
-            local boat, err = signalk.connect { url = "\(secure.absoluteString)", token_env = "SK_TOKEN", timeout = 10 }
+            local boat, err = signalk.connect { url = "\(secure.absoluteString)", token = "not-a-token-of-this-server", timeout = 10 }
             print(boat, err.code, err.status, err.message)
+            print(select(2, pcall(signalk.connect, { url = "\(secure.absoluteString)", token_env = "SK_TOKEN" })))
             """)
-        XCTAssertEqual(lines, ["nil\tauth\t401\tnot authorised (HTTP 401): bad auth token"])
+        XCTAssertEqual(lines, ["nil\tauth\t401\tnot authorised (HTTP 401): bad auth token",
+                               "bad argument #1 to 'signalk.connect' (\(credentialReferenceRefusal("token_env", literal: "token", profileCall: "signalk.connect")))"])
     }
 
     func testCloseAndToBeClosed() async throws {

@@ -96,7 +96,7 @@ public struct HostConfig: Sendable {
     public let logLevel: LogLevel
     /// Directory against which relative `…_file` paths are resolved (`nil`: current directory).
     let baseDirectory: String?
-    /// `table` without any `…_env`/`…_file` key.
+    /// `table` without any `…_env`/`…_file` key, and URLs without user info or query values.
     private let publicTable: TOMLTable
 
     /// The services that have profiles: nightscout, signalk, northlight, garmin.
@@ -139,7 +139,7 @@ public struct HostConfig: Sendable {
         self.fileExists = true
         self.table = table
         self.baseDirectory = baseDirectory
-        self.publicTable = Self.removingSecretReferences(table)
+        self.publicTable = Self.redactingURLCredentials(Self.removingSecretReferences(table))
 
         var limits = Limits.defaults
         if let memory = table.value(atPath: ["limits", "memory"]).flatMap(Quantities.size) {
@@ -220,7 +220,10 @@ public struct HostConfig: Sendable {
 
     /// The value at a dotted path written in TOML key syntax (`"nightscout.home.url"`,
     /// `scripts."alerts.lua".trusted`; `""` is the whole config), with every `…_env` and `…_file`
-    /// key removed from tables: scripts never learn where secrets are. `nil` if absent or invalid.
+    /// key removed from tables: scripts never learn where secrets are. URLs lose their user info and
+    /// query values (`https://‹redacted›@host/?token=‹redacted›`, as `Redaction.urlText` does for
+    /// doctor): a credential written into an address is not the script's to read. `nil` if absent
+    /// or invalid.
     public func publicValue(path: String) -> TOMLValue? {
         guard let components = TOMLParser.parseKeyPath(path) else { return nil }
         return publicTable.value(atPath: components)
@@ -233,6 +236,25 @@ public struct HostConfig: Sendable {
             result.set(entry)
         }
         return result
+    }
+
+    /// `table` with every string that is a URL with user info or a query redacted.
+    static func redactingURLCredentials(_ table: TOMLTable) -> TOMLTable {
+        var result = TOMLTable()
+        for var entry in table.entries {
+            entry.value = redactingURLCredentials(entry.value)
+            result.set(entry)
+        }
+        return result
+    }
+
+    static func redactingURLCredentials(_ value: TOMLValue) -> TOMLValue {
+        switch value {
+        case .string(let text): return .string(Redaction.urlText(text))
+        case .table(let table): return .table(redactingURLCredentials(table))
+        case .array(let elements): return .array(elements.map(redactingURLCredentials))
+        default: return value
+        }
     }
 
     static func removingSecretReferences(_ value: TOMLValue) -> TOMLValue {

@@ -13,6 +13,18 @@ public enum Redaction {
         return c.string ?? mark
     }
 
+    /// `text` as it is unless it is a URL with user info or a query (either may hold a credential):
+    /// then as ``url(_:)`` gives it. Text that contains `://` but does not parse loses anything
+    /// shaped like a token (``text(_:secrets:)``). For values shown to scripts (`config.get`).
+    public static func urlText(_ text: String) -> String {
+        guard text.contains("://") else { return text }
+        guard let u = URL(string: text), let c = URLComponents(url: u, resolvingAgainstBaseURL: true) else {
+            return Self.text(text, secrets: [])
+        }
+        guard c.user != nil || c.password != nil || c.query != nil else { return text }
+        return url(u)
+    }
+
     /// `text` with every occurrence of each secret (of 4 characters or more) replaced, and
     /// anything shaped like a JWT or a bearer token removed.
     public static func text(_ text: String, secrets: [String]) -> String {

@@ -6,7 +6,8 @@ import NIOCore
 /// An expected failure of `http` (the `err` of `nil, err`).
 ///
 /// Codes: `invalid_url`, `timeout`, `network` (connection refused or reset, DNS, TLS), `redirect`
-/// (more than 5 redirects or a loop), `too_large` (body over `max_size`), `cancelled`. Messages
+/// (more than 5 redirects or a loop), `too_large` (body over `max_size`), `cancelled`, `refused`
+/// (a remote-command endpoint). Messages
 /// name the request as `GET https://host/path`: never credentials, the query (it may carry a
 /// token) or header values.
 struct HTTPFailure: Error, LuaErrorConvertible {
@@ -35,6 +36,17 @@ struct HTTPFailure: Error, LuaErrorConvertible {
             "too_large",
             "\(request.summary): response body larger than max_size \(Quantities.formatSize(request.maxSize)) "
                 + "(\(request.maxSize) bytes); raise max_size to accept it", retryable: false)
+    }
+
+    /// The request (or a redirect it followed) addresses a Loop remote-command endpoint, which
+    /// only the client methods may reach (see ``RemoteCommandEndpoints``).
+    static func remoteCommand(_ method: String, _ url: String) -> HTTPFailure {
+        HTTPFailure(
+            "refused",
+            "\(method) \(display(url: url)): refused: the http module does not send Loop remote commands "
+                + "(/api/v2/notifications/loop, /api/v2/remotecommands). Use home:bolus, home:carbs or "
+                + "home:remote_command on a nightscout.client profile: they pass the host's remote-command guard "
+                + "(the profile's limits, confirmation and the audit log)", retryable: false)
     }
 
     /// Maps what the transport threw.

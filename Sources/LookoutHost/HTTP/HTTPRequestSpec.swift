@@ -31,9 +31,12 @@ struct HTTPRequestSpec: Sendable {
     var followRedirects = true
 
     /// The request ready to send: the query appended, default headers added, the URL checked.
-    /// - Throws: an `invalid_url` failure for malformed URLs and schemes other than http/https.
+    /// - Throws: an `invalid_url` failure for malformed URLs and schemes other than http/https, and
+    ///   `refused` for a Loop remote-command endpoint (``RemoteCommandEndpoints``).
     func prepared() throws(HTTPFailure) -> HTTPPreparedRequest {
         let full = HTTPRequestSpec.appending(query: query, to: url)
+        // First, so that no spelling Foundation cannot parse gets a different answer.
+        guard !RemoteCommandEndpoints.matches(url: full) else { throw HTTPFailure.remoteCommand(method, full) }
         guard let components = URLComponents(string: full), let scheme = components.scheme?.lowercased() else {
             throw HTTPFailure.invalidURL(url, "not a valid absolute URL")
         }

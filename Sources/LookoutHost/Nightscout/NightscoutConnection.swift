@@ -3,18 +3,19 @@ import Lua
 import NightscoutKit
 
 /// How a script names a site: a config profile (`nightscout.client "home"`) or options
-/// (`nightscout.connect{url=…, token_env=…}`). Both give a `NightscoutConfiguration`.
+/// (`nightscout.connect{url=…, token="…"}`). Both give a `NightscoutConfiguration`.
 ///
 /// Credentials, by the first present of: `token` (an access token: API v3, and v1), `jwt`, and
-/// `secret` (the API secret: v1 only). Each is given as `NAME_env` (an environment variable) or,
-/// in the config file, `NAME_file`. Scripts never hold a secret: `connect` takes only the name
-/// of the variable.
+/// `secret` (the API secret: v1 only). A profile names them as `NAME_env` (an environment variable)
+/// or `NAME_file`, chosen by whoever owns the config; `connect` takes only the literal value the
+/// script already holds, never the name of a variable or a file (a script could otherwise send any
+/// secret of the host to any address, or probe which variables exist).
 struct NightscoutConnection: Sendable {
     var configuration: NightscoutConfiguration
     var timeout: TimeInterval
     var label: String
-    /// Whose credentials these are, without them: the profile name, or the variable `connect`
-    /// read (`env:NS_TOKEN`). Uploads are queued per site and identity, so a queued document is
+    /// Whose credentials these are, without them: the profile name, or a one-way fingerprint of the
+    /// literal credential `connect` was given (`literal:token:0123…`). Uploads are queued per site and identity, so a queued document is
     /// always sent with the credentials of the client that queued it.
     var identity: String
     /// Loop remote-command settings (profiles only; `connect` clients may send none).
@@ -71,30 +72,24 @@ struct NightscoutConnection: Sendable {
     }
 
     /// The options `nightscout.connect` accepts.
-    static let optionNames: Set<String> = Set(["url", "api", "fallback", "timeout"]
-        + credentialNames.map { $0 + "_env" })
+    static let optionNames: Set<String> = Set(["url", "api", "fallback", "timeout"] + credentialNames)
 
-    /// From `nightscout.connect{…}` (argument `n`).
-    static func options(_ call: LuaCall, _ n: Int, environment: [String: String]) throws -> NightscoutConnection {
+    /// From `nightscout.connect{…}` (argument `n`). Credentials are literal strings only.
+    static func options(_ call: LuaCall, _ n: Int) throws -> NightscoutConnection {
         let opts = try call.options(n)
+        try ScriptCredentialOptions.refuseReferences(opts, call: call, n: n, literals: credentialNames, profileCall: "nightscout.client")
         if let unknown = opts.keys.sorted().first(where: { !optionNames.contains($0) }) {
             throw call.argumentError(n, "unknown option '\(unknown)' (known: \(optionNames.sorted().joined(separator: ", ")))")
         }
         guard let url = opts["url"]?.text else { throw call.argumentError(n, "opts.url: the site's address is required") }
         var credentials = NightscoutCredentials.none
-        var identity = "anonymous"
         for name in credentialNames {
-            if let variable = opts[name + "_env"] {
-                guard let variableName = variable.text else { throw call.argumentError(n, "opts.\(name)_env: expected a variable name") }
-                guard let text = environment[variableName], !text.isEmpty else {
-                    throw LuaErrorInfo(code: "config", message: "environment variable \(variableName) is "
-                        + (environment[variableName] == nil ? "not set" : "empty"), service: "nightscout")
-                }
+            if let text = try ScriptCredentialOptions.literal(opts, name, call: call, n: n) {
                 credentials = Self.credentials(name, text)
-                identity = "env:" + variableName
                 break
             }
         }
+        let identity = credentials == .none ? "anonymous" : "literal:" + credentials.fingerprint
         guard let api = preferredAPI(opts["api"]?.text), opts["api"] == nil || opts["api"]?.text != nil else {
             throw call.argumentError(n, "opts.api: expected \"v3\" or \"v1\"")
         }

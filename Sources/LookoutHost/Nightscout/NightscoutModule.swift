@@ -14,7 +14,7 @@ struct NightscoutModule: LuaModule {
 
     /// Where `nightscout.client` finds profiles.
     let config: HostConfig
-    /// Where `…_env` secrets are read from.
+    /// Where the profiles' `…_env` secrets are read from (never for a name a script gives).
     let environment: [String: String]
     /// Opens the state database (the outbox), on first use and off the Lua thread.
     let openStore: @Sendable () throws -> StateStore
@@ -63,7 +63,7 @@ struct NightscoutModule: LuaModule {
                 }
             },
             "connect": { call in
-                try Self.open(call, outboxes: outboxes, confirmation: confirmation) { try NightscoutConnection.options(call, 1, environment: environment) }
+                try Self.open(call, outboxes: outboxes, confirmation: confirmation) { try NightscoutConnection.options(call, 1) }
             },
             "direction": { call in
                 let slope = try call.number(1)

@@ -18,7 +18,7 @@ final class FeedbackClient: LuaObject {
         self.policy = policy
     }
 
-    var luaDescription: String { "feedback client \(connection.profile) (\(connection.configuration.baseURL.absoluteString))" }
+    var luaDescription: String { "feedback client \(connection.profile) (\(Redaction.url(connection.configuration.baseURL)))" }
     func luaClose(engine: LuaEngine) {}
 
     static var methods: [String: LuaBinding] {

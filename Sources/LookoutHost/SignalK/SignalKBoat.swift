@@ -31,7 +31,7 @@ final class SignalKLuaBoat: LuaObject {
     deinit { shutdown() }
 
     var luaDescription: String {
-        "signalk boat \(label) (\(stream.configuration.url.absoluteString))" + (isClosed ? " (closed)" : "")
+        "signalk boat \(label) (\(Redaction.url(stream.configuration.url)))" + (isClosed ? " (closed)" : "")
     }
 
     func luaClose(engine: LuaEngine) {

@@ -65,25 +65,19 @@ struct SignalKConnection: Sendable {
         }
     }
 
-    static let optionNames: Set<String> = ["url", "token_env", "subscribe", "timeout"]
+    static let optionNames: Set<String> = ["url", "token", "subscribe", "timeout"]
 
     /// From `signalk.connect{…}` (argument `n`). `subscribe` is a mode ("self", "all", "none") or
-    /// a list of subscriptions (then the mode is "none").
-    static func options(_ call: LuaCall, _ n: Int, environment: [String: String]) throws -> SignalKConnection {
+    /// a list of subscriptions (then the mode is "none"). The token is a literal string only: a
+    /// script never names an environment variable or a file (profiles do).
+    static func options(_ call: LuaCall, _ n: Int) throws -> SignalKConnection {
         let opts = try call.options(n)
+        try ScriptCredentialOptions.refuseReferences(opts, call: call, n: n, literals: ["token"], profileCall: "signalk.connect")
         if let unknown = opts.keys.sorted().first(where: { !optionNames.contains($0) }) {
             throw call.argumentError(n, "unknown option '\(unknown)' (known: \(optionNames.sorted().joined(separator: ", ")))")
         }
         guard let url = opts["url"]?.text else { throw call.argumentError(n, "opts.url: the server's address is required") }
-        var token: String?
-        if let variable = opts["token_env"] {
-            guard let name = variable.text else { throw call.argumentError(n, "opts.token_env: expected a variable name") }
-            guard let value = environment[name], !value.isEmpty else {
-                throw LuaErrorInfo(code: "config", message: "environment variable \(name) is "
-                    + (environment[name] == nil ? "not set" : "empty"), service: "signalk")
-            }
-            token = value
-        }
+        let token = try ScriptCredentialOptions.literal(opts, "token", call: call, n: n)
         var mode = SignalKSubscribeMode.ownVessel
         var rows: [SKSubscription] = [], context = SKContext.selfAlias
         switch opts["subscribe"] {
@@ -106,7 +100,7 @@ struct SignalKConnection: Sendable {
             }
         }
         do {
-            var c = try make(url: url, token: token, label: url, mode: mode, timeout: timeout)
+            var c = try make(url: url, token: token, label: Redaction.urlText(url), mode: mode, timeout: timeout)
             c.rows = rows
             c.rowsContext = context
             return c

@@ -15,7 +15,7 @@ struct SignalKModule: LuaModule {
 
     /// Where `signalk.connect "name"` finds profiles.
     let config: HostConfig
-    /// Where `token_env` secrets are read from.
+    /// Where the profiles' `token_env` secrets are read from (never for a name a script gives).
     let environment: [String: String]
 
     /// Where connections report whether they are up (`lookout serve`'s health), if anywhere.
@@ -40,7 +40,7 @@ struct SignalKModule: LuaModule {
                 guard call.stack.type(at: call.index(1)) == LUA_TTABLE else {
                     throw call.argumentError(1, "profile name or options table expected, got \(call.stack.typeName(at: call.index(1)))")
                 }
-                return try Self.connect(call, health: health) { try SignalKConnection.options(call, 1, environment: environment) }
+                return try Self.connect(call, health: health) { try SignalKConnection.options(call, 1) }
             },
             "discover": { call in
                 let opts = try call.options(1)
@@ -126,7 +126,7 @@ struct SignalKModule: LuaModule {
         let feed = SignalKFeed()
         let gate = SignalKConnectGate()
         let events = await stream.events()
-        let where_ = c.configuration.url.absoluteString
+        let where_ = Redaction.url(c.configuration.url)
         let pump = Task {
             for await event in events {
                 switch event {

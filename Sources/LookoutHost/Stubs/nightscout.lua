@@ -37,19 +37,24 @@ function nightscout.client(name) end
 
 ---@class nightscout.connect_options
 ---@field url string the site, e.g. "https://my.ns.example" (required)
----@field token_env? string the environment variable holding an access token
----@field jwt_env? string the environment variable holding a JWT
----@field secret_env? string the environment variable holding the API secret (v1 only)
+---@field token? string an access token the script holds itself (literal)
+---@field jwt? string a JWT the script holds itself (literal)
+---@field secret? string the API secret (v1 only), if the script holds it itself (literal)
 ---@field api? "v3"|"v1" the API to prefer (default "v3")
 ---@field fallback? boolean use v1 when v3 is not possible (default true)
 ---@field timeout? number|string per request: seconds or "30s" (default 30 s)
 
---- A client for a site given by options.
+--- A client for a site given by options: an ad-hoc client, for open sites or a credential the
+--- script already holds. For real use, put the site and its credential in a profile and use
+--- `nightscout.client "NAME"`: the owner of the machine chooses there which variable or file holds it.
 --- Context: anywhere.
---- Notes: unknown options raise; a `…_env` variable that is unset or empty returns `nil, err`.
---- Scripts name secrets, never hold them: there is no option for the value itself.
+--- Notes: unknown options raise. Credentials are literal strings only: `token_env`, `secret_file`
+--- and the like raise `bad argument` (a script never names a variable or a file for the host to
+--- read, and learns nothing about which exist). Clients from `connect` cannot send remote
+--- commands (those need a profile's limits).
 --- ```lua
---- local ns = assert(nightscout.connect { url = "http://127.0.0.1:1337", token_env = "NS_TOKEN" })
+--- local open = assert(nightscout.connect { url = "http://127.0.0.1:1337" })
+--- local ns = assert(nightscout.connect { url = "http://127.0.0.1:1337", token = "reader-0123456789abcdef" })
 --- ```
 ---@param opts nightscout.connect_options
 ---@return nightscout.Client|nil client

@@ -21,7 +21,7 @@ local signalk = {}
 
 ---@class signalk.connect_options
 ---@field url string the server: "http://host:3000", "ws://host:3000/signalk/v1/stream", https or wss (required)
----@field token_env? string the environment variable holding an access token
+---@field token? string an access token the script holds itself (literal; `token_env`/`token_file` raise: they belong in a profile)
 ---@field subscribe? "self"|"all"|"none"|signalk.subscriptions what the stream carries (default "self"); a list of subscriptions means "none" plus these
 ---@field timeout? number|string how long to wait for the server's hello: seconds or "10s" (default 10 s)
 
