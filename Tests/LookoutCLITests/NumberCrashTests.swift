@@ -38,10 +38,10 @@ final class NumberCrashTests: CLITestCase, @unchecked Sendable {
     /// Each script ends with exit status 1 and a `bad argument` error naming the limit.
     func testNumbersThatUsedToTrapRaiseBadArgument() throws {
         let cases: [(script: String, message: String)] = [
-            ("sleep(1e10)", "bad argument #1 to 'sleep' (duration must be between 0s and 366d, got 10000000000)"),
-            ("sleep('2600000h')", "bad argument #1 to 'sleep' (duration must be between 0s and 366d, got \"2600000h\")"),
-            ("sleep(0/0)", "bad argument #1 to 'sleep' (duration must be between 0s and 366d, got nan)"),
-            ("sleep(-1/0)", "bad argument #1 to 'sleep' (duration must be between 0s and 366d, got -inf)"),
+            ("sleep(1e10)", "bad argument #1 to 'script.sleep' (duration must be between 0s and 366d, got 10000000000)"),
+            ("sleep('2600000h')", "bad argument #1 to 'script.sleep' (duration must be between 0s and 366d, got \"2600000h\")"),
+            ("sleep(0/0)", "bad argument #1 to 'script.sleep' (duration must be between 0s and 366d, got nan)"),
+            ("sleep(-1/0)", "bad argument #1 to 'script.sleep' (duration must be between 0s and 366d, got -inf)"),
             ("timer.after(1e10, print)", "bad argument #1 to 'timer.after' (duration must be between 0s and 366d"),
             ("timer.every(2^63, print)", "bad argument #1 to 'timer.every' (duration must be between 0s and 366d"),
             ("timer.after(1e300, print)", "bad argument #1 to 'timer.after' (duration must be between 0s and 366d"),

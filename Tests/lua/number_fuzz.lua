@@ -41,7 +41,8 @@ end
 
 -- An error is clear when it says which argument is wrong and why.
 local CLEAR = { "bad argument", "must be between", "expected", "invalid", "unknown option", "cannot",
-                "not allowed", "has no integer representation", "out of range", "too short", "too long" }
+                "not allowed", "has no integer representation", "out of range", "too short", "too long",
+                "no alert" }
 local function clear(message)
   if type(message) == "table" then message = tostring(message) end
   if type(message) ~= "string" then return false end
@@ -76,7 +77,7 @@ local NAMED = {
   cond = function() return alert.above(1) end,
   conds = function() return { alert.above(1) } end,
   key = function() return "fuzz" end,
-  id = function() return "fuzz" end,
+  id = function() UNIQUE = (UNIQUE or 0) + 1 return "fuzz-id-" .. UNIQUE end,
   name = function() return "fuzz" end,
   profile = function() return "fuzz" end,
 }
@@ -194,6 +195,7 @@ end
 
 local function fuzz(fname, entry, f, make_receiver)
   functions = functions + 1
+  print("fuzzing " .. fname)
   local params = {}
   for i, a in ipairs(entry and entry.arg_names or {}) do
     local doc = entry.params and nil
