@@ -119,19 +119,76 @@ public struct LuaCall {
         }
     }
 
-    /// Argument `n` as a duration in seconds: a number or text like `"90s"`, `"5m"`, `"1h30m"`.
-    public func duration(_ n: Int) throws(LuaRaise) -> Double {
+    /// Argument `n` as a duration in seconds: a number or text like `"90s"`, `"5m"`, `"1h30m"`,
+    /// inside `range` (see ``LuaRange``: NaN, infinities and out-of-range values raise).
+    public func duration(_ n: Int, in range: LuaRange = .duration, what: String = "duration") throws(LuaRaise) -> Double {
         if let d = stack.number(at: index(n)) {
-            guard d.isFinite, d >= 0 else { throw argumentError(n, "duration must be a finite number of seconds ≥ 0") }
-            return d
+            return try checked(d, n, range, what)
         }
         if let s = stack.string(at: index(n)) {
-            guard let d = Quantities.parseDuration(s) else {
-                throw argumentError(n, "invalid duration \(String(reflecting: s)); use seconds or text such as \"90s\", \"5m\", \"1h\"")
-            }
-            return d
+            return try duration(.string(LuaString(s)), argument: n, what: what, in: range)
         }
         throw typeError(n, expected: "number or duration string")
+    }
+
+    /// A duration inside an option table (`opts.timeout`): seconds or text such as `"90s"`,
+    /// inside `range`; `what` names it in the error of argument `n`.
+    public func duration(_ value: LuaValue, argument n: Int, what: String, in range: LuaRange = .duration) throws(LuaRaise) -> Double {
+        switch value {
+        case .int, .double:
+            return try checked(value.double ?? .nan, n, range, what)
+        case .string(let s):
+            guard let text = s.text, let d = Quantities.parseDuration(text) else {
+                throw argumentError(n, (what == "duration" ? "" : "\(what): ") + "invalid duration \(String(reflecting: s.description)); use seconds or text such as \"90s\", \"5m\", \"1h\"")
+            }
+            guard let ok = range.check(d) else {
+                throw argumentError(n, range.problem(what, got: String(reflecting: s.description)))
+            }
+            return ok
+        default:
+            throw argumentError(n, "\(what): number or duration string expected, got \(value.typeName)")
+        }
+    }
+
+    /// Argument `n` as a number inside `range` (NaN, infinities and out-of-range values raise).
+    public func number(_ n: Int, in range: LuaRange, what: String = "number") throws(LuaRaise) -> Double {
+        try checked(try number(n), n, range, what)
+    }
+
+    /// A number inside an option table (`opts.max`), inside `range`.
+    public func number(_ value: LuaValue, argument n: Int, what: String, in range: LuaRange) throws(LuaRaise) -> Double {
+        guard let d = value.double else { throw argumentError(n, "\(what): number expected, got \(value.typeName)") }
+        return try checked(d, n, range, what)
+    }
+
+    /// Argument `n` as an integer inside `range` (a float with an integral value is accepted).
+    public func integer(_ n: Int, in range: LuaRange, what: String = "integer") throws(LuaRaise) -> Int64 {
+        if let d = stack.number(at: index(n)), stack.integer(at: index(n)) == nil, !d.isFinite || range.check(d) == nil {
+            throw argumentError(n, range.problem(what, got: LuaRange.numberText(d)))
+        }
+        let i = try integer(n)
+        guard let ok = range.check(i) else { throw argumentError(n, range.problem(what, got: String(i))) }
+        return ok
+    }
+
+    /// An integer inside an option table (`opts.count`), inside `range`.
+    public func integer(_ value: LuaValue, argument n: Int, what: String, in range: LuaRange) throws(LuaRaise) -> Int64 {
+        switch value {
+        case .int(let i):
+            guard let ok = range.check(i) else { throw argumentError(n, range.problem(what, got: String(i))) }
+            return ok
+        case .double(let d):
+            guard range.check(d) != nil else { throw argumentError(n, range.problem(what, got: LuaRange.numberText(d))) }
+            guard let i = Int64(exactly: d) else { throw argumentError(n, "\(what): number has no integer representation") }
+            return i
+        default:
+            throw argumentError(n, "\(what): integer expected, got \(value.typeName)")
+        }
+    }
+
+    private func checked(_ d: Double, _ n: Int, _ range: LuaRange, _ what: String) throws(LuaRaise) -> Double {
+        guard let ok = range.check(d) else { throw argumentError(n, range.problem(what, got: LuaRange.numberText(d))) }
+        return ok
     }
 
     /// Argument `n` as a function, anchored in the registry until released.

@@ -25,7 +25,7 @@ extension LuaEngine {
             return .values(1)
         }
         s.setField("__tostring", in: -2)
-        lua_setfield(L, SHIM_REGISTRYINDEX, LuaEngine.errorMetatableKey)
+        s.setField(LuaEngine.errorMetatableKey, in: SHIM_REGISTRYINDEX)
 
         try runPrelude()
         for module in CoreModules.all { try register(module: module) }
@@ -106,10 +106,10 @@ extension LuaEngine {
             stubs[module.name] = module.stub
             if !moduleNames.contains(module.name) { moduleNames.append(module.name) }
             let s = LuaStack(L)
-            lua_getfield(L, SHIM_REGISTRYINDEX, LUA_PRELOAD_TABLE)
+            s.rawField(LUA_PRELOAD_TABLE, of: SHIM_REGISTRYINDEX)
             pushFunction("require") { call in
                 // One instance under both names: reuse what the other name already loaded.
-                lua_getfield(call.L, SHIM_REGISTRYINDEX, LUA_LOADED_TABLE)
+                call.stack.rawField(LUA_LOADED_TABLE, of: SHIM_REGISTRYINDEX)
                 for name in [module.name, "lookout." + module.name] {
                     if call.stack.rawField(name, of: -1) != LUA_TNIL {
                         shim_remove(call.L, -2)
@@ -135,7 +135,7 @@ extension LuaEngine {
     func preload(source: [UInt8], as name: String) throws {
         try critical {
             let s = LuaStack(L)
-            lua_getfield(L, SHIM_REGISTRYINDEX, LUA_PRELOAD_TABLE)
+            s.rawField(LUA_PRELOAD_TABLE, of: SHIM_REGISTRYINDEX)
             let status = source.withUnsafeBufferPointer { buffer in
                 buffer.withMemoryRebound(to: CChar.self) { chars in
                     shim_loadtext(L, chars.baseAddress, chars.count, "=[lookout] \(name)")
@@ -154,13 +154,14 @@ extension LuaEngine {
     func require(_ name: String, asGlobal: Bool) throws {
         try critical {
             let s = LuaStack(L)
-            lua_getglobal(L, "require")
+            // Raw: runs while the state is set up, and no metamethod of `_G` may run from Swift.
+            s.rawGlobal("require")
             s.push(name)
             guard shim_pcall_traceback(L, 1, 1) == LUA_OK else {
                 defer { s.pop() }
                 throw LuaRaise("loading \(name): \(s.string(at: -1) ?? "?")")
             }
-            if asGlobal { lua_setglobal(L, name) } else { s.pop() }
+            if asGlobal { s.setGlobal(name) } else { s.pop() }
         }
     }
 }
@@ -203,12 +204,13 @@ extension LuaEngine {
     func setSleepGlobal() throws {
         try require("script", asGlobal: true)
         critical {
-            lua_getglobal(L, "script")
-            lua_getfield(L, -1, "sleep")  // a plain table: no metamethods run
-            lua_setglobal(L, "sleep")
+            let s = LuaStack(L)
+            s.rawGlobal("script")
+            s.rawField("sleep", of: -1)
+            s.setGlobal("sleep")
             shim_pop(L, 1)
             lua_pushnil(L)
-            lua_setglobal(L, "script")  // `script` stays a module, not a global
+            s.setGlobal("script")  // `script` stays a module, not a global
         }
     }
 
@@ -221,7 +223,7 @@ extension LuaEngine {
                 s.push(argument)
                 s.setIndex(i, in: -2)
             }
-            lua_setglobal(L, "arg")
+            s.setGlobal("arg")
         }
     }
 
@@ -239,6 +241,10 @@ extension LuaEngine {
                 return message
             }
             spawn(label: label) { stack in
+                guard stack.ensure(Int32(clamping: arguments.count + 1)) else {
+                    shim_pop(L, 1)
+                    return nil
+                }
                 lua_xmove(L, stack.L, 1)
                 for argument in arguments { stack.push(argument) }
                 return Int32(arguments.count)

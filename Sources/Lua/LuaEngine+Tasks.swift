@@ -12,9 +12,10 @@ extension LuaEngine {
     public var liveTasks: [LuaTask] { tasks.values.sorted { $0.id < $1.id } }
 
     /// Starts a task. `push` puts the function and its arguments on the new thread and returns
-    /// the number of arguments.
+    /// the number of arguments, or nil when they do not fit on its stack (checked with
+    /// `LuaStack.ensure`): the task then fails at once with a "stack overflow" error.
     @discardableResult
-    public func spawn(label: String, reportErrors: Bool = true, _ push: (LuaStack) -> Int32) -> LuaTask {
+    public func spawn(label: String, reportErrors: Bool = true, _ push: (LuaStack) -> Int32?) -> LuaTask {
         critical {
             let thread = lua_newthread(L)!
             let ref = luaL_ref(L, SHIM_REGISTRYINDEX)
@@ -22,9 +23,15 @@ extension LuaEngine {
                 id: nextTaskID, label: label, parentLabel: current?.label, thread: thread, threadRef: ref)
             nextTaskID += 1
             task.reportsErrors = reportErrors
-            task.resumeArgs = push(LuaStack(thread))
             tasks[task.id] = task
-            ready.append(task)
+            if let count = push(LuaStack(thread)), count >= 0 {
+                task.resumeArgs = count
+                ready.append(task)
+            } else {
+                lua_settop(thread, 0)
+                lua_pushstring(thread, "stack overflow: cannot start \(label) (too many arguments)")
+                fail(task)
+            }
             return task
         }
     }
@@ -98,14 +105,17 @@ extension LuaEngine {
         case LUA_OK:
             if task.keepsOutcome && (task.handles > 0 || task.waiters > 0) {
                 let base = lua_gettop(co) - results
-                lua_createtable(co, results, 1)
-                for i in 0..<results {
-                    lua_pushvalue(co, base + 1 + i)
-                    lua_rawseti(co, -2, lua_Integer(i + 1))
+                let stack = LuaStack(co)
+                if stack.ensure(3) {
+                    lua_createtable(co, results, 1)
+                    for i in 0..<results {
+                        lua_pushvalue(co, base + 1 + i)
+                        lua_rawseti(co, -2, lua_Integer(i + 1))
+                    }
+                    lua_pushinteger(co, lua_Integer(results))
+                    stack.setField("n", in: -2)
+                    task.outcomeRef = luaL_ref(co, SHIM_REGISTRYINDEX)
                 }
-                lua_pushinteger(co, lua_Integer(results))
-                lua_setfield(co, -2, "n")
-                task.outcomeRef = luaL_ref(co, SHIM_REGISTRYINDEX)
             }
             lua_settop(co, 0)
             finish(task, .done)
@@ -228,8 +238,13 @@ extension LuaEngine {
         task.wait = nil
         critical {
             let stack = LuaStack(task.thread)
-            stack.ensure(20)
-            task.resumeArgs = wait.deliver(self, stack, result)
+            // The binding's C frame reserved LUA_MINSTACK slots and yielded with none in use, so
+            // this succeeds; results that need more ask for it themselves.
+            if stack.ensure(20) {
+                task.resumeArgs = wait.deliver(self, stack, result)
+            } else {
+                task.resumeArgs = 0
+            }
         }
         task.status = .ready
         ready.append(task)
@@ -247,7 +262,7 @@ extension LuaEngine {
 
     /// Arms an executor timer `seconds` from now; `fire(timers:)` receives `id`.
     func armTimer(id: UInt64, after seconds: Double) {
-        executor.schedule(timer: id, at: executor.now + Int64(max(0, seconds) * 1e9))
+        executor.schedule(timer: id, at: Quantities.deadline(executor.now, after: Quantities.nanoseconds(seconds)))
     }
 
     /// Disarms an executor timer.

@@ -68,7 +68,7 @@ public final class LuaEngine {
         budget = .allocate(capacity: 1)
         budget.initialize(to: ShimBudget())
         budget.pointee.limit = options.memoryLimit > 0 ? options.memoryLimit : 0
-        budget.pointee.slice_limit_ns = Int64(options.cpuLimit * 1e9)
+        budget.pointee.slice_limit_ns = Quantities.nanoseconds(options.cpuLimit)
 
         LuaEngine.installShim
         let warnings = Unmanaged.passRetained(WarningSink(options.warnings)).toOpaque()
@@ -87,7 +87,7 @@ public final class LuaEngine {
         guard shim_openlibs(L) == LUA_OK else { throw LuaRaise("cannot open the Lua libraries") }
         shim_guard_patterns(L)  // string.find/match/gmatch/gsub that honour deadlines
         if options.timeLimit > 0 {
-            budget.pointee.run_deadline = startTime + Int64(options.timeLimit * 1e9)
+            budget.pointee.run_deadline = Quantities.deadline(startTime, after: Quantities.nanoseconds(options.timeLimit))
         }
         shim_sethook(L, 1000)
         try installCore()
@@ -158,9 +158,9 @@ public final class LuaEngine {
         }
     }
 
-    /// Sets a global from the value on top of the main stack.
+    /// Sets a global from the value on top of the main stack (raw: no metamethod of `_G` runs).
     public func setGlobal(_ name: String) {
-        lua_setglobal(L, name)
+        critical { LuaStack(L).setGlobal(name) }
     }
 
     /// Registers the metatable of a host object type.
@@ -217,7 +217,8 @@ public final class LuaEngine {
         if let status = error.status { fields["status"] = .int(Int64(status)) }
         if let service = error.service { fields["service"] = .text(service) }
         stack.push(.object(fields))
-        lua_getfield(stack.L, SHIM_REGISTRYINDEX, LuaEngine.errorMetatableKey)
+        guard stack.ensure(2) else { return }
+        stack.rawField(LuaEngine.errorMetatableKey, of: SHIM_REGISTRYINDEX)
         lua_setmetatable(stack.L, -2)
     }
 

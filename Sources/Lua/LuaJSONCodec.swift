@@ -21,7 +21,7 @@ public enum LuaJSONCodec {
     public static func encode(_ stack: LuaStack, at index: Int32) throws(LuaJSONError) -> [UInt8] {
         let L = stack.L
         let value = lua_absindex(L, index)
-        stack.ensure(4)
+        guard stack.ensure(4) else { throw LuaJSONError(message: "stack overflow") }
         try pushCodecFunction("encode", on: stack)
         lua_pushvalue(L, value)
         guard shim_pcall_traceback(L, 1, 1) == LUA_OK else {
@@ -37,14 +37,17 @@ public enum LuaJSONCodec {
     /// - Throws: the decoder's message without its `json.decode: ` prefix, e.g.
     ///   `unexpected character 'x' at byte 17`.
     public static func decode(_ bytes: [UInt8], onto target: LuaStack, worker: LuaStack) throws(LuaJSONError) {
-        worker.ensure(4)
+        guard worker.ensure(4) else { throw LuaJSONError(message: "stack overflow") }
         try pushCodecFunction("decode", on: worker)
         worker.push(bytes: bytes)
         guard shim_pcall_traceback(worker.L, 1, 1) == LUA_OK else {
             throw LuaJSONError(message: popMessage(worker, prefix: "json.decode: "))
         }
         if worker.L != target.L {
-            target.ensure(2)
+            guard target.ensure(2) else {
+                worker.pop()
+                throw LuaJSONError(message: "stack overflow")
+            }
             lua_xmove(worker.L, target.L, 1)
         }
     }
@@ -52,14 +55,14 @@ public enum LuaJSONCodec {
     /// Pushes `encode` or `decode` from the private codec table, opening the codec once per state.
     private static func pushCodecFunction(_ name: String, on stack: LuaStack) throws(LuaJSONError) {
         let L = stack.L
-        if lua_getfield(L, SHIM_REGISTRYINDEX, registryKey) != LUA_TTABLE {
+        if stack.rawField(registryKey, of: SHIM_REGISTRYINDEX) != LUA_TTABLE {
             stack.pop()
             lua_pushcclosure(L, luaopen_lookout_json, 0)
             guard shim_pcall_traceback(L, 0, 1) == LUA_OK else {
                 throw LuaJSONError(message: "cannot open the JSON codec: " + popMessage(stack, prefix: ""))
             }
             lua_pushvalue(L, -1)
-            lua_setfield(L, SHIM_REGISTRYINDEX, registryKey)
+            stack.setField(registryKey, in: SHIM_REGISTRYINDEX)
         }
         stack.rawField(name, of: -1)
         shim_remove(L, -2)

@@ -42,9 +42,11 @@ public struct LuaStack {
     /// The generation of the state (kept in its extra space; threads inherit it).
     var generation: UInt64 { shim_getextraspace(L).load(as: UInt64.self) }
 
-    /// Makes room for `n` more values; false when the stack cannot grow.
-    @discardableResult
-    public func ensure(_ n: Int32) -> Bool { lua_checkstack(L, n) != 0 }
+    /// Makes room for `n` more values; false when the stack cannot grow (then push nothing more).
+    ///
+    /// A binding starts with room for `LUA_MINSTACK` (20) values; whoever pushes more, or pushes
+    /// onto another thread, asks here first and handles `false`.
+    public func ensure(_ n: Int32) -> Bool { n <= 0 || lua_checkstack(L, n) != 0 }
 
     // MARK: Pushing
 
@@ -98,6 +100,29 @@ public struct LuaStack {
         lua_rawseti(L, table, lua_Integer(i))
     }
 
+    /// Pushes the globals table (`_G`, read raw from the registry).
+    public func pushGlobals() {
+        lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(LUA_RIDX_GLOBALS))
+    }
+
+    /// Sets the global `name` to the value on top (raw: a script's metatable on `_G` does not
+    /// run) and pops the value.
+    public func setGlobal(_ name: String) {
+        pushGlobals()
+        lua_rotate(L, -2, 1)  // globals, value
+        setField(name, in: -2)
+        pop()
+    }
+
+    /// Pushes the global `name` (raw); returns its type.
+    @discardableResult
+    public func rawGlobal(_ name: String) -> Int32 {
+        pushGlobals()
+        let type = rawField(name, of: -1)
+        shim_remove(L, -2)
+        return type
+    }
+
     /// Pushes `t[key]` (raw).
     @discardableResult
     public func rawField(_ key: String, of table: Int32) -> Int32 {
@@ -107,7 +132,15 @@ public struct LuaStack {
     }
 
     /// Pushes a value. Arrays get `json.array_mt` so they encode back as JSON arrays.
+    ///
+    /// Needs room for one value (a binding always has it); nested tables ask for their own room,
+    /// and an entry that does not fit on the stack is left out rather than overflowing it.
     public func push(_ value: LuaValue) {
+        if !pushNested(value) { lua_pushnil(L) }
+    }
+
+    /// Pushes `value`; false (nothing pushed) when the stack has no room for a table's entries.
+    private func pushNested(_ value: LuaValue) -> Bool {
         switch value {
         case .nil: lua_pushnil(L)
         case .null: lua_pushlightuserdata(L, nil)
@@ -116,27 +149,26 @@ public struct LuaStack {
         case .double(let d): push(d)
         case .string(let s): push(bytes: s.bytes)
         case .array(let items):
-            ensure(3)
+            guard ensure(3) else { return false }
             pushTable(array: items.count)
-            for (i, item) in items.enumerated() {
-                push(item)
+            for (i, item) in items.enumerated() where pushNested(item) {
                 setIndex(i + 1, in: -2)
             }
-            if lua_getfield(L, SHIM_REGISTRYINDEX, LuaStack.arrayMetatableKey) == LUA_TTABLE {
+            if rawField(LuaStack.arrayMetatableKey, of: SHIM_REGISTRYINDEX) == LUA_TTABLE {
                 lua_setmetatable(L, -2)
             } else {
                 pop()
             }
         case .object(let fields):
-            ensure(3)
+            guard ensure(3) else { return false }
             pushTable(fields: fields.count)
-            for (key, item) in fields {
-                push(item)
+            for (key, item) in fields where pushNested(item) {
                 setField(key, in: -2)
             }
         case .function(let ref):
             lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(ref.ref))
         }
+        return true
     }
 
     /// Registry key of the metatable that marks a table as a JSON array (`json.array_mt`).
@@ -280,7 +312,7 @@ public struct LuaStack {
 
     private func hasArrayMetatable(at index: Int32) -> Bool {
         guard lua_getmetatable(L, index) != 0 else { return false }
-        lua_getfield(L, SHIM_REGISTRYINDEX, LuaStack.arrayMetatableKey)
+        rawField(LuaStack.arrayMetatableKey, of: SHIM_REGISTRYINDEX)
         let same = lua_rawequal(L, -1, -2) != 0
         pop(2)
         return same

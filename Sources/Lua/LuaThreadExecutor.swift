@@ -18,8 +18,10 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
     // @unchecked Sendable: every mutable field below is guarded by `mutex`; the thread itself only
     // touches them with the mutex held.
 
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    // Allocated, never stored inline: a pthread mutex or condition must not move, and `&property`
+    // on a Swift stored property may pass a temporary copy.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t> = .allocate(capacity: 1)
+    private let condition: UnsafeMutablePointer<pthread_cond_t> = .allocate(capacity: 1)
     private var jobs: [UnownedJob] = []
     private var jobHead = 0
     private var timers = TimerHeap()
@@ -44,9 +46,11 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
         #if canImport(Glibc)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
         #endif
-        pthread_cond_init(&condition, &attributes)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, &attributes)
         pthread_condattr_destroy(&attributes)
-        pthread_mutex_init(&mutex, nil)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             self.threadID = pthread_self()
@@ -59,19 +63,29 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
         started.wait()  // threadID is written once, before anyone can read it
     }
 
+    deinit {
+        // The thread holds `self` until its loop ends, so nothing uses the mutex any more.
+        pthread_cond_destroy(condition)
+        condition.deinitialize(count: 1)
+        condition.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
     /// Sets the function called on the executor's thread with the identifiers of due timers.
     public func setTimerHandler(_ handler: @escaping @Sendable ([UInt64]) -> Void) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         onTimers = handler
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         jobs.append(unowned)
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -103,63 +117,63 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
     /// deferred drain); the clock does not jump until it is released. A no-op otherwise.
     public func hold() {
         guard virtual != nil else { return }
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         holds += 1
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Ends what `hold()` began.
     public func release() {
         guard virtual != nil else { return }
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         holds -= 1
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Arms a timer on real monotonic time (`shim_now_ns()`), even under virtual time: the
     /// run's wall-clock limit. Under virtual time there is one such timer at most.
     public func schedule(realTimer id: UInt64, at deadline: Int64) {
         guard virtual != nil else { return schedule(timer: id, at: deadline) }
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         realTimer = (id, deadline)
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Arms a timer: the handler receives `id` once the clock (`now`) passes `deadline`.
     /// - Parameter deadline: `now` time in nanoseconds.
     public func schedule(timer id: UInt64, at deadline: Int64) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         timers.insert(deadline: deadline, id: id)
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Disarms a timer; a no-op when it already fired.
     public func cancel(timer id: UInt64) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         timers.remove(id: id)
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Number of armed timers.
     public var armedTimers: Int {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return timers.count
     }
 
     /// Lets the thread finish the jobs it has and exit.
     public func shutdown() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         stopping = true
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
     }
 
     private func loop() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         while true {
             if jobHead < jobs.count {
                 let job = jobs[jobHead]
@@ -168,9 +182,9 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
                     jobs.removeFirst(jobHead)
                     jobHead = 0
                 }
-                pthread_mutex_unlock(&mutex)
+                pthread_mutex_unlock(mutex)
                 job.runSynchronously(on: asUnownedSerialExecutor())
-                pthread_mutex_lock(&mutex)
+                pthread_mutex_lock(mutex)
                 continue
             }
             if jobHead > 0 {
@@ -184,20 +198,20 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
             let now = shim_now_ns()
             let due = timers.popDue(now: now)
             if !due.isEmpty, let handler = onTimers {
-                pthread_mutex_unlock(&mutex)
+                pthread_mutex_unlock(mutex)
                 handler(due)
-                pthread_mutex_lock(&mutex)
+                pthread_mutex_lock(mutex)
                 continue
             }
             if stopping { break }
             if let next = timers.nextDeadline {
                 var ts = timespec(tv_sec: Int(next / 1_000_000_000), tv_nsec: Int(next % 1_000_000_000))
-                pthread_cond_timedwait(&condition, &mutex, &ts)
+                pthread_cond_timedwait(condition, mutex, &ts)
             } else {
-                pthread_cond_wait(&condition, &mutex)
+                pthread_cond_wait(condition, mutex)
             }
         }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 
     /// One turn of the loop under virtual time, with the mutex held and no job queued: fire what
@@ -206,30 +220,30 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
     private func runVirtualStep(_ virtual: LuaVirtualTime) -> Bool {
         if let real = realTimer, shim_now_ns() >= real.deadline, let handler = onTimers {
             realTimer = nil
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             handler([real.id])
-            pthread_mutex_lock(&mutex)
+            pthread_mutex_lock(mutex)
             return true
         }
         let due = timers.popDue(now: virtual.elapsed)
         if !due.isEmpty, let handler = onTimers {
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             handler(due)
-            pthread_mutex_lock(&mutex)
+            pthread_mutex_lock(mutex)
             return true
         }
         if stopping { return false }
         if holds == 0, let next = timers.nextDeadline {
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             virtual.advance(to: next)  // runs the advance handler on this thread
-            pthread_mutex_lock(&mutex)
+            pthread_mutex_lock(mutex)
             return true
         }
         if let real = realTimer {
             var ts = timespec(tv_sec: Int(real.deadline / 1_000_000_000), tv_nsec: Int(real.deadline % 1_000_000_000))
-            pthread_cond_timedwait(&condition, &mutex, &ts)
+            pthread_cond_timedwait(condition, mutex, &ts)
         } else {
-            pthread_cond_wait(&condition, &mutex)
+            pthread_cond_wait(condition, mutex)
         }
         return true
     }

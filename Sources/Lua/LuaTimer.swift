@@ -47,12 +47,17 @@ final class LuaTimer: LuaObject {
             let ref = callbackRef
             let task = engine.spawn(label: "timer created at \(createdAt)") { stack in
                 let L = stack.L
+                // A new thread has room for LUA_MINSTACK values; more are asked for below.
+                guard stack.ensure(2) else { return nil }
                 lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(ref))  // {fn, args..., n = count}
                 let table = lua_gettop(L)
-                lua_getfield(L, table, "n")
-                let count = Int32(lua_tointegerx(L, -1, nil))
+                stack.rawField("n", of: table)
+                let count = Int32(clamping: stack.integer(at: -1) ?? 0)
                 shim_pop(L, 1)
-                stack.ensure(count + 1)
+                guard count >= 1, stack.ensure(count + 1) else {
+                    shim_pop(L, 1)
+                    return nil
+                }
                 for i in 0..<count { lua_rawgeti(L, table, lua_Integer(i + 1)) }
                 shim_remove(L, table)
                 return count - 1
@@ -65,11 +70,11 @@ final class LuaTimer: LuaObject {
         }
         if repeats {
             let now = engine.executor.now
-            let step = Int64(interval * 1e9)
-            deadline += step
+            let step = max(1, Quantities.nanoseconds(interval))
+            deadline = Quantities.deadline(deadline, after: step)
             if deadline <= now {  // behind (the machine slept): skip to the next tick in the future
                 let missed = (now - deadline) / step + 1
-                deadline += missed * step
+                deadline = Quantities.deadline(deadline, after: missed.multipliedReportingOverflow(by: step).overflow ? .max : missed * step)
                 skippedTicks += Int(missed)
             }
             engine.executor.schedule(timer: id, at: deadline)

@@ -18,11 +18,18 @@ local alerts, order = {}, {}
 
 -- Durations: seconds as a number, or "90s", "15m", "2h", "1d", "500ms". Returns milliseconds.
 local UNITS = { ms = 1, s = 1000, m = 60000, min = 60000, h = 3600000, d = 86400000 }
+-- The range is the host's (LuaRange.duration): host.duration(seconds) returns them, or nil and why.
 local function duration(v, what, level)
-  if type(v) == "number" and v >= 0 then return math.floor(v * 1000) end
+  local seconds
+  if type(v) == "number" then seconds = v end
   if type(v) == "string" then
     local n, unit = v:match("^%s*(%d+%.?%d*)%s*(%a+)%s*$")
-    if n and UNITS[unit] then return math.floor(tonumber(n) * UNITS[unit]) end
+    if n and UNITS[unit] then seconds = tonumber(n) * UNITS[unit] / 1000 end
+  end
+  if seconds then
+    local ok, problem = host.duration(seconds, type(v) == "string" and ('"' .. v .. '"') or nil)
+    if ok then return math.floor(ok * 1000) end
+    error(what .. ": " .. problem, (level or 2) + 1)
   end
   error(what .. ': expected a duration such as "5m" or "90s", got ' .. (type(v) == "string" and ('"' .. v .. '"') or type(v)), (level or 2) + 1)
 end

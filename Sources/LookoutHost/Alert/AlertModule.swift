@@ -73,7 +73,7 @@ struct AlertModule: LuaModule {
             "save": { call in
                 let now = call.engine.clock.now()
                 let status = AlertStatus(id: try call.string(1), script: script, title: try call.string(2), severity: try call.string(3),
-                                         state: try call.string(4), since: Date(timeIntervalSince1970: try call.number(5) / 1000),
+                                         state: try call.string(4), since: Date(timeIntervalSince1970: try call.number(5, in: .epochMilliseconds, what: "since") / 1000),
                                          episode: try call.integer(6), updatedAt: now)
                 let data = try call.string(7)
                 return try call.wait("alert state", { try await openStore().saveAlert(status, data: data, now: now) }) { stack, _ in
@@ -99,8 +99,15 @@ struct AlertModule: LuaModule {
                     return 1
                 }
             },
+            "duration": { call in
+                // seconds inside LuaRange.duration, or nil and the problem (`got` names the text)
+                let seconds = try call.number(1)
+                if let ok = LuaRange.duration.check(seconds) { return call.returning(.double(ok)) }
+                let got = try call.optionalString(2) ?? LuaRange.numberText(seconds)
+                return call.returning(.nil, .text(LuaRange.duration.problem("duration", got: got)))
+            },
             "local_minutes": { call in
-                let date = Date(timeIntervalSince1970: try call.number(1) / 1000)
+                let date = Date(timeIntervalSince1970: try call.number(1, in: .epochMilliseconds, what: "time") / 1000)
                 let parts = Calendar.current.dateComponents(in: TimeZone.current, from: date)
                 return call.returning(.int(Int64((parts.hour ?? 0) * 60 + (parts.minute ?? 0))))
             },

@@ -69,8 +69,8 @@ struct ChartModule: LuaModule {
         }
         func number(_ key: String) throws(LuaRaise) -> Double? {
             guard let v = opts[key] else { return nil }
-            guard let d = v.double, d.isFinite else { throw call.argumentError(2, "opts.\(key): expected a number, got \(v.typeName)") }
-            return d
+            guard v.double != nil else { throw call.argumentError(2, "opts.\(key): expected a number, got \(v.typeName)") }
+            return try call.number(v, argument: 2, what: "opts.\(key)", in: .chartValue)
         }
         func size(_ key: String, _ range: ClosedRange<Int>, _ fallback: Int) throws(LuaRaise) -> Int {
             guard let v = opts[key] else { return fallback }

@@ -58,6 +58,12 @@ public struct ChartSeries: Sendable, Equatable {
                 throw ChartError("\(at): expected a number or a point table, got \(item.typeName)")
             }
             guard let value = v, value.isFinite else { throw ChartError("\(at): the value is not a finite number") }
+            guard LuaRange.chartValue.check(value) != nil else {
+                throw ChartError(LuaRange.chartValue.problem("\(at): the value", got: LuaRange.numberText(value)))
+            }
+            if let time, LuaRange.epochMilliseconds.check(time) == nil {
+                throw ChartError(LuaRange.epochMilliseconds.problem("\(at): the time", got: LuaRange.numberText(time)))
+            }
             let hasTime = time != nil
             if let timed, timed != hasTime { throw ChartError("\(at): mixes points with and without times") }
             timed = hasTime

@@ -60,10 +60,8 @@ extension GarminAccount {
         }
         func int(_ key: String, _ def: Int, _ range: ClosedRange<Int>) throws(LuaRaise) -> Int {
             guard let v = opts[key] else { return def }
-            guard let i = v.int, range.contains(Int(i)) else {
-                throw call.argumentError(1, "opts.\(key): expected an integer from \(range.lowerBound) to \(range.upperBound)")
-            }
-            return Int(i)
+            let bounds = LuaRange.count(Int64(range.lowerBound), Int64(range.upperBound))
+            return Int(try call.integer(v, argument: 1, what: "opts.\(key)", in: bounds))
         }
         return .activities(limit: try int("limit", 20, 1...1000), start: try int("start", 0, 0...1_000_000))
     }

@@ -81,8 +81,9 @@ struct GarminModule: LuaModule {
             buffer.withMemoryRebound(to: CChar.self) { shim_loadtext(L, $0.baseAddress, $0.count, "=[lookout] garmin.login") }
         }
         guard status == LUA_OK else { throw LuaRaise("garmin.login: \(stack.string(at: -1) ?? "cannot load")") }
-        lua_getfield(L, SHIM_REGISTRYINDEX, GarminAccount.type.name)
-        lua_getfield(L, -1, "__index")
+        guard stack.ensure(3) else { throw LuaRaise("garmin.login: stack overflow") }
+        stack.rawField(GarminAccount.type.name, of: SHIM_REGISTRYINDEX)
+        stack.rawField("__index", of: -1)
         shim_remove(L, -2)
         guard shim_pcall_traceback(L, 1, 0) == LUA_OK else {
             defer { stack.pop() }

@@ -79,7 +79,7 @@ struct HTTPOptionsReader {
 
     private func checkNames() throws(LuaRaise) {
         let L = call.L
-        stack.ensure(3)
+        guard stack.ensure(3) else { throw LuaRaise("stack overflow") }
         lua_pushnil(L)
         while lua_next(L, table) != 0 {
             stack.pop()
@@ -138,7 +138,10 @@ struct HTTPOptionsReader {
             guard let seconds, seconds.isFinite, seconds > 0 else {
                 throw error("opts.\(name)", "expected a duration above zero: seconds or text such as \"30s\", \"2m\"")
             }
-            return seconds
+            guard let ok = LuaRange.timeout.check(seconds) else {
+                throw call.argumentError(argument, LuaRange.timeout.problem("opts.\(name)", got: LuaRange.numberText(seconds)))
+            }
+            return ok
         }
     }
 
@@ -154,6 +157,9 @@ struct HTTPOptionsReader {
             }
             guard let bytes, bytes > 0 else {
                 throw error("opts.\(name)", "expected a size above zero: bytes or text such as \"512KB\", \"10MB\"")
+            }
+            guard LuaRange.bodySize.check(Int64(bytes)) != nil else {
+                throw call.argumentError(argument, LuaRange.bodySize.problem("opts.\(name)", got: String(bytes)))
             }
             return bytes
         }

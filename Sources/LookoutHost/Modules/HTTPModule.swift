@@ -64,7 +64,7 @@ struct HTTPModule: LuaModule {
     /// Pushes `{status, headers, body [, json | json_error]}`. A JSON body (by content type) is
     /// decoded with the C codec on the main thread (the task is suspended and cannot run calls).
     static func pushResponse(_ result: HTTPResult, on stack: LuaStack, engine: LuaEngine) {
-        stack.ensure(4)
+        guard stack.ensure(4) else { return stack.pushNil() }
         stack.pushTable(fields: 5)
         stack.push(result.status)
         stack.setField("status", in: -2)

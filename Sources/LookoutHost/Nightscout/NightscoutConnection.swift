@@ -100,7 +100,7 @@ struct NightscoutConnection: Sendable {
         }
         var timeout = defaultTimeout
         if let value = opts["timeout"] {
-            timeout = try NightscoutTimeArgument.duration(value, what: "opts.timeout")
+            timeout = try call.duration(value, argument: n, what: "opts.timeout", in: .timeout)
         }
         let configuration: NightscoutConfiguration
         do {

@@ -21,7 +21,7 @@ enum NightscoutDocuments {
     /// `bodies`, or `nil, err` when a body is not the JSON expected.
     static func pushList(_ answer: Bodies, collection: V3Collection, stack: LuaStack, engine: LuaEngine) -> Int32 {
         let L = stack.L
-        stack.ensure(6)
+        guard stack.ensure(6) else { return 0 }
         stack.push(LuaValue.array([]))
         let list = lua_absindex(L, -1)
         var n: lua_Integer = 0
@@ -53,7 +53,7 @@ enum NightscoutDocuments {
     /// `null`; `nil, err` when the body is not JSON.
     static func pushDocument(_ body: Data, api: NightscoutAPIVersion, collection: V3Collection?,
                              stack: LuaStack, engine: LuaEngine) -> Int32 {
-        stack.ensure(6)
+        guard stack.ensure(6) else { return 0 }
         if let failure = pushPayload(body, api: api, stack: stack, engine: engine) {
             return fail(failure, stack: stack, engine: engine)
         }

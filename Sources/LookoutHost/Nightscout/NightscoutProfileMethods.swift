@@ -13,9 +13,8 @@ enum NightscoutProfileMethods {
 
     /// Creates the metatable (once per state).
     static func register(engine: LuaEngine, stack: LuaStack) {
-        let L = stack.L
-        stack.ensure(4)
-        if lua_getfield(L, SHIM_REGISTRYINDEX, metatableKey) == LUA_TTABLE { stack.pop(); return }
+        guard stack.ensure(4) else { return }
+        if stack.rawField(metatableKey, of: SHIM_REGISTRYINDEX) == LUA_TTABLE { stack.pop(); return }
         stack.pop()
         stack.pushTable(fields: 2)
         stack.push("nightscout profile")
@@ -38,13 +37,14 @@ enum NightscoutProfileMethods {
             },
         ], prefix: "profile:", method: true, on: stack)
         stack.setField("__index", in: -2)
-        lua_setfield(L, SHIM_REGISTRYINDEX, metatableKey)
+        stack.setField(metatableKey, in: SHIM_REGISTRYINDEX)
     }
 
     /// Sets the metatable on the profile table at `index`.
     static func attach(to index: Int32, stack: LuaStack) {
         let t = lua_absindex(stack.L, index)
-        lua_getfield(stack.L, SHIM_REGISTRYINDEX, metatableKey)
+        guard stack.ensure(2) else { return }
+        stack.rawField(metatableKey, of: SHIM_REGISTRYINDEX)
         lua_setmetatable(stack.L, t)
     }
 

@@ -58,8 +58,8 @@ enum NightscoutRemoteCommandHandle {
     /// Creates the metatable (once per state).
     static func register(engine: LuaEngine, stack: LuaStack) throws {
         let L = stack.L
-        stack.ensure(6)
-        if lua_getfield(L, SHIM_REGISTRYINDEX, metatableKey) == LUA_TTABLE { stack.pop(); return }
+        guard stack.ensure(6) else { throw LuaRaise("nightscout: stack overflow") }
+        if stack.rawField(metatableKey, of: SHIM_REGISTRYINDEX) == LUA_TTABLE { stack.pop(); return }
         stack.pop()
         var text = source
         let status = text.withUTF8 { buffer in
@@ -74,13 +74,14 @@ enum NightscoutRemoteCommandHandle {
             defer { stack.pop() }
             throw LuaRaise("nightscout: \(stack.string(at: -1) ?? "cannot define the remote command methods")")
         }
-        lua_setfield(L, SHIM_REGISTRYINDEX, metatableKey)
+        stack.setField(metatableKey, in: SHIM_REGISTRYINDEX)
     }
 
     /// Sets the metatable on the handle table at `index`.
     static func attach(to index: Int32, stack: LuaStack) {
         let t = lua_absindex(stack.L, index)
-        lua_getfield(stack.L, SHIM_REGISTRYINDEX, metatableKey)
+        guard stack.ensure(2) else { return }
+        stack.rawField(metatableKey, of: SHIM_REGISTRYINDEX)
         lua_setmetatable(stack.L, t)
     }
 

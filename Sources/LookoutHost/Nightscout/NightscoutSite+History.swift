@@ -84,7 +84,7 @@ extension NightscoutSite {
     static func pushFreshPage(_ body: Data, state: HistoryState, limit: Int, collection: V3Collection,
                               stack: LuaStack, engine: LuaEngine) -> Int32 {
         let L = stack.L
-        stack.ensure(6)
+        guard stack.ensure(6) else { return 0 }
         if let failure = NightscoutDocuments.pushPayload(body, api: .v3, stack: stack, engine: engine) {
             return NightscoutDocuments.fail(failure, stack: stack, engine: engine)
         }

@@ -15,7 +15,7 @@ enum NightscoutTimeArgument {
         switch value {
         case .int, .double:
             let ms = value.double!
-            guard ms.isFinite, abs(ms) < NightscoutDate.largestMilliseconds else {
+            guard LuaRange.epochMilliseconds.check(ms) != nil, abs(ms) < NightscoutDate.largestMilliseconds else {
                 throw LuaRaise("\(what): expected epoch milliseconds, got \(ms), which is not a date")
             }
             guard abs(ms) >= smallestMilliseconds else {
@@ -39,18 +39,21 @@ enum NightscoutTimeArgument {
         return try date(value, what: what)
     }
 
-    /// A duration (`"3h"`, `90`, `"15m"`), for `last = …`.
-    static func duration(_ value: LuaValue, what: String) throws(LuaRaise) -> TimeInterval {
+    /// A duration (`"3h"`, `90`, `"15m"`), for `last = …`, inside `range` (``LuaRange``).
+    static func duration(_ value: LuaValue, what: String, in range: LuaRange = .duration) throws(LuaRaise) -> TimeInterval {
         let seconds: Double?
         switch value {
         case .int, .double: seconds = value.double
         case .string: seconds = value.text.flatMap(Quantities.parseDuration)
         default: seconds = nil
         }
-        guard let seconds, seconds.isFinite, seconds > 0 else {
+        guard let seconds, !seconds.isNaN, seconds > 0 else {
             throw LuaRaise("\(what): expected a positive duration such as \"3h\", \"15m\" or 900 (seconds)")
         }
-        return seconds
+        guard let ok = range.check(seconds) else {
+            throw LuaRaise(range.problem(what, got: value.text.map { String(reflecting: $0) } ?? LuaRange.numberText(seconds)))
+        }
+        return ok
     }
 
     private static func formatted(_ d: Double) -> String {

@@ -30,8 +30,7 @@ struct OutboxModule: LuaModule {
                 let states = try Self.states(call, opts["state"])
                 var limit = 100
                 if let value = opts["limit"] {
-                    guard let l = value.int, l >= 1, l <= 100_000 else { throw call.argumentError(1, "opts.limit: expected 1 to 100000") }
-                    limit = Int(l)
+                    limit = Int(try call.integer(value, argument: 1, what: "opts.limit", in: .count(1, 100_000)))
                 }
                 let count = limit
                 return try call.wait("outbox.list", { try await open().items(site: nil, states: states, limit: count) }) { stack, items in

@@ -48,10 +48,13 @@ struct ScheduleModule: LuaModule {
     static func every(_ call: LuaCall, book: ScheduleBook) throws -> LuaReturn {
         let spec: ScheduleSpec
         do {
-            if let seconds = call.stack.number(at: call.index(1)) {
+            if call.stack.number(at: call.index(1)) != nil {
+                let seconds = try call.duration(1, what: "interval")
                 spec = try .interval(seconds: seconds, text: Quantities.formatDuration(seconds))
             } else {
-                spec = try .interval(try call.string(1))
+                let text = try call.string(1)
+                spec = try .interval(text)
+                _ = try call.duration(1, what: "interval")  // within LuaRange.duration
             }
         } catch let error as ScheduleSpecError {
             throw call.argumentError(1, error.description)
@@ -151,9 +154,10 @@ struct ScheduleModule: LuaModule {
         ])
         // Fields besides methods: replace __index by a function that answers `name`, `kind`, `spec`.
         let L = engine.L
-        lua_getfield(L, SHIM_REGISTRYINDEX, type.name)
+        let s = LuaStack(L)
+        s.rawField(type.name, of: SHIM_REGISTRYINDEX)
         let metatable = lua_gettop(L)
-        lua_getfield(L, metatable, "__index")
+        s.rawField("__index", of: metatable)
         let methods = engine.ref(at: -1, in: L)
         shim_pop(L, 1)
         engine.pushFunction("schedule.job.__index") { call in
@@ -172,7 +176,7 @@ struct ScheduleModule: LuaModule {
                 return .values(1)
             }
         }
-        lua_setfield(L, metatable, "__index")
+        s.setField("__index", in: metatable)
         shim_pop(L, 1)
     }
 }

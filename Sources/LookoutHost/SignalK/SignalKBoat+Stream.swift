@@ -118,8 +118,8 @@ extension SignalKLuaBoat {
             }
         ])
         let L = stack.L
-        stack.ensure(6)
-        lua_getfield(L, SHIM_REGISTRYINDEX, type.name)  // the boat's metatable
+        guard stack.ensure(6) else { throw LuaRaise("signalk: stack overflow") }
+        stack.rawField(type.name, of: SHIM_REGISTRYINDEX)  // the boat's metatable
         guard stack.rawField("__index", of: -1) == LUA_TTABLE else {
             stack.pop(2)
             throw LuaRaise("signalk: the boat's methods table is missing")
@@ -208,29 +208,30 @@ extension SignalKLuaBoat {
 
     /// Pushes a list of `{context, path, value, source, timestamp}` tables.
     static func pushBatch(_ items: [SKChange], on L: OpaquePointer) {
-        lua_checkstack(L, 8)
+        let stack = LuaStack(L)
+        guard stack.ensure(8) else { return stack.pushNil() }
         lua_createtable(L, Int32(clamping: items.count), 0)
         var lastDate: Date?
         var lastText = ""
         for (i, c) in items.enumerated() {
             lua_createtable(L, 0, 5)
-            LuaStack(L).push(c.context)
-            lua_setfield(L, -2, "context")
-            LuaStack(L).push(c.path)
-            lua_setfield(L, -2, "path")
+            stack.push(c.context)
+            stack.setField("context", in: -2)
+            stack.push(c.path)
+            stack.setField("path", in: -2)
             SignalKLuaValues.push(c.value, on: L)
-            lua_setfield(L, -2, "value")
+            stack.setField("value", in: -2)
             if let s = c.sourceRef {
-                LuaStack(L).push(s)
-                lua_setfield(L, -2, "source")
+                stack.push(s)
+                stack.setField("source", in: -2)
             }
             if let t = c.timestamp {
                 if t != lastDate {
                     lastDate = t
                     lastText = SKTimestamp.format(t)
                 }
-                LuaStack(L).push(lastText)
-                lua_setfield(L, -2, "timestamp")
+                stack.push(lastText)
+                stack.setField("timestamp", in: -2)
             }
             lua_rawseti(L, -2, lua_Integer(i + 1))
         }

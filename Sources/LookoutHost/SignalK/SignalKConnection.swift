@@ -91,13 +91,7 @@ struct SignalKConnection: Sendable {
         }
         var timeout = defaultTimeout
         if let value = opts["timeout"] {
-            if let d = value.double, d.isFinite, d > 0 {
-                timeout = d
-            } else if let t = value.text, let d = Quantities.parseDuration(t), d > 0 {
-                timeout = d
-            } else {
-                throw call.argumentError(n, "opts.timeout: expected seconds or a duration such as \"10s\"")
-            }
+            timeout = try call.duration(value, argument: n, what: "opts.timeout", in: .timeout)
         }
         do {
             var c = try make(url: url, token: token, label: Redaction.urlText(url), mode: mode, timeout: timeout)

@@ -19,19 +19,21 @@ enum SignalKLuaValues {
         case .double(let d): lua_pushnumber(L, d)
         case .string(let s): LuaStack(L).push(s)
         case .array(let items):
-            lua_checkstack(L, 3)
+            // The caller left room for this value: when nested values do not fit, it becomes nil.
+            guard lua_checkstack(L, 3) != 0 else { return lua_pushnil(L) }
             lua_createtable(L, Int32(clamping: items.count), 0)
             for (i, item) in items.enumerated() {
                 push(item, on: L)
                 lua_rawseti(L, -2, lua_Integer(i + 1))
             }
-            if lua_getfield(L, SHIM_REGISTRYINDEX, LuaStack.arrayMetatableKey) == LUA_TTABLE {
+            if LuaStack(L).rawField(LuaStack.arrayMetatableKey, of: SHIM_REGISTRYINDEX) == LUA_TTABLE {
                 lua_setmetatable(L, -2)
             } else {
                 shim_pop(L, 1)
             }
         case .object(let fields):
-            lua_checkstack(L, 3)
+            // The caller left room for this value: when nested values do not fit, it becomes nil.
+            guard lua_checkstack(L, 3) != 0 else { return lua_pushnil(L) }
             lua_createtable(L, 0, Int32(clamping: fields.count))
             let stack = LuaStack(L)
             for (key, item) in fields {

@@ -49,15 +49,9 @@ struct SignalKModule: LuaModule {
                 }
                 var seconds = 3.0
                 if let t = opts["timeout"] {
-                    if let d = t.double, d.isFinite, d > 0, d <= 60 {
-                        seconds = d
-                    } else if let text = t.text, let d = Quantities.parseDuration(text), d > 0, d <= 60 {
-                        seconds = d
-                    } else {
-                        throw call.argumentError(1, "opts.timeout: expected seconds (at most 60) or a duration such as \"3s\"")
-                    }
+                    seconds = try call.duration(t, argument: 1, what: "opts.timeout", in: LuaRange(0, 60, unit: .seconds))
                 }
-                let timeout = Duration.milliseconds(Int64(seconds * 1000))
+                let timeout = Quantities.swiftDuration(seconds)
                 return try SignalKLuaBoat.wait(call, "signalk discover", {
                     try await SignalKDiscovery.browse(timeout: timeout)
                 }) { stack, services in
@@ -153,7 +147,7 @@ struct SignalKModule: LuaModule {
         await stream.start()
         let seconds = c.timeout
         let timer = Task {
-            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            try? await Task.sleep(for: Quantities.swiftDuration(seconds))
             gate.resolve(.failed(code: "timeout", message: "no hello from \(where_) within \(Quantities.formatDuration(seconds))"))
         }
         let outcome = await gate.wait()

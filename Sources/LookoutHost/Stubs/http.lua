@@ -24,8 +24,8 @@ local http = {}
 ---@field query? table<string, string|number|boolean|(string|number|boolean)[]> appended to the URL, percent-encoded, sorted by name
 ---@field body? string|table a string is sent as it is; a table is sent as a form (application/x-www-form-urlencoded)
 ---@field json? any sent as `json.encode(value)` with content-type application/json (unless a header sets one)
----@field timeout? number|string for the whole exchange, body included: seconds or "30s", "2m" (default 30 s)
----@field max_size? integer|string largest body accepted: bytes or "512KB", "10MB" (default 10 MiB; units are powers of 1024)
+---@field timeout? number|string for the whole exchange, body included: seconds or "30s", "2m" (default 30 s; at most 1d)
+---@field max_size? integer|string largest body accepted: bytes or "512KB", "10MB" (default 10 MiB, at most 1 GiB; units are powers of 1024)
 ---@field follow_redirects? boolean follow 3xx answers, at most 5 (default true); authorization is dropped when leaving the origin
 
 --- Sends an HTTP request and waits for the whole answer.

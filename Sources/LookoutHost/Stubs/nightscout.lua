@@ -42,7 +42,7 @@ function nightscout.client(name) end
 ---@field secret? string the API secret (v1 only), if the script holds it itself (literal)
 ---@field api? "v3"|"v1" the API to prefer (default "v3")
 ---@field fallback? boolean use v1 when v3 is not possible (default true)
----@field timeout? number|string per request: seconds or "30s" (default 30 s)
+---@field timeout? number|string per request: seconds or "30s" (default 30 s; 0s to 1d)
 
 --- A client for a site given by options: an ad-hoc client, for open sites or a credential the
 --- script already holds. For real use, put the site and its credential in a profile and use

@@ -23,7 +23,7 @@ local signalk = {}
 ---@field url string the server: "http://host:3000", "ws://host:3000/signalk/v1/stream", https or wss (required)
 ---@field token? string an access token the script holds itself (literal; `token_env`/`token_file` raise: they belong in a profile)
 ---@field subscribe? "self"|"all"|"none"|signalk.subscriptions what the stream carries (default "self"); a list of subscriptions means "none" plus these
----@field timeout? number|string how long to wait for the server's hello: seconds or "10s" (default 10 s)
+---@field timeout? number|string how long to wait for the server's hello: seconds or "10s" (default 10 s; 0s to 1d)
 
 --- Opens a boat: a config profile name (`[signalk.NAME]` in config.toml) or options.
 --- Context: task only (waits for the server's hello).

@@ -45,8 +45,9 @@ struct TaskModule: LuaModule {
                 let count = lua_gettop(L) - first + 1
                 let site = call.engine.callSite(of: L)
                 let task = call.engine.spawn(label: "task spawned at \(site)") { stack in
-                    stack.ensure(count + 1)
-                    for i in 0..<count { lua_pushvalue(L, first + i) }
+                    // The function and its arguments are the top `count` values of the caller's
+                    // stack: move them (no copy on the caller's stack), once the new thread has room.
+                    guard stack.ensure(count + 1) else { return nil }
                     lua_xmove(L, stack.L, count)
                     return count - 1
                 }
@@ -83,7 +84,7 @@ struct TaskModule: LuaModule {
 
     private static let allSource = """
         local task = ...
-        local wait, pack, clock = task.wait, table.pack, os.clock
+        local wait, pack, unpack, type, error = task.wait, table.pack, table.unpack, type, error
         function task.all(list, timeout)
           if type(list) ~= "table" then
             error("bad argument #1 to 'all' (table of tasks expected, got " .. type(list) .. ")", 2)
@@ -91,7 +92,7 @@ struct TaskModule: LuaModule {
           local results, first_error = {}, nil
           for i = 1, #list do
             local r = pack(wait(list[i], timeout))
-            if r[1] then results[i] = pack(table.unpack(r, 2, r.n))
+            if r[1] then results[i] = pack(unpack(r, 2, r.n))
             elseif not first_error then first_error = r[2] end
           end
           if first_error then return false, first_error end
@@ -146,10 +147,16 @@ struct TaskModule: LuaModule {
             stack.push(true)
             guard task.outcomeRef != LUA_NOREF else { return 1 }
             lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(task.outcomeRef))
-            lua_getfield(L, -1, "n")
-            let n = Int32(lua_tointegerx(L, -1, nil))
+            stack.rawField("n", of: -1)
+            let n = Int32(clamping: stack.integer(at: -1) ?? 0)
             stack.pop()
-            stack.ensure(n + 1)
+            guard stack.ensure(n + 1) else {
+                // Too many results for the waiting thread's stack: report it instead of overflowing.
+                stack.pop(2)
+                stack.push(false)
+                engine.push(error: LuaErrorInfo(code: "failed", message: "stack overflow: \(n) results do not fit"), on: stack)
+                return 2
+            }
             for i in 0..<n { lua_rawgeti(L, -1 - i, lua_Integer(i + 1)) }
             shim_remove(L, -(n + 1))
             return n + 1

@@ -59,17 +59,18 @@ struct TimerModule: LuaModule {
         let L = call.L
         let first = call.index(fnArgument)
         let count = lua_gettop(L) - first + 1
+        guard call.stack.ensure(3) else { throw LuaRaise("stack overflow (too many arguments to \(call.name))") }
         lua_createtable(L, count, 1)
         for i in 0..<count {
             lua_pushvalue(L, first + i)
             lua_rawseti(L, -2, lua_Integer(i + 1))
         }
         lua_pushinteger(L, lua_Integer(count))
-        lua_setfield(L, -2, "n")
+        call.stack.setField("n", in: -2)
         let ref = luaL_ref(L, SHIM_REGISTRYINDEX)
 
         let id = engine.newTimerID()
-        let deadline = engine.executor.now + Int64(interval * 1e9)
+        let deadline = Quantities.deadline(engine.executor.now, after: Quantities.nanoseconds(interval))
         let timer = LuaTimer(
             id: id, interval: interval, repeats: repeats, continueOnError: continueOnError,
             createdAt: engine.callSite(of: L), callbackRef: ref, deadline: deadline)

@@ -1,18 +1,23 @@
 -- The prelude every Lookout state runs before any script: coroutine relays for host waits, a safe
 -- `load`, a confined `require`, and the sandbox. It runs once per state with the `host` table.
+--
+-- Everything it calls later is captured here, before any script runs: a script may replace
+-- globals such as `coroutine.status` or `tostring`, and that must not change how waits relay.
 local host = ...
 local AWAIT = host.await_token
+local drop_wait, find_module = host.drop_wait, host.find_module
 local pack, unpack, select, type, error = table.pack, table.unpack, select, type, error
+local tostring, concat, write = tostring, table.concat, host.write
 local raw_resume, raw_yield, raw_create = coroutine.resume, coroutine.yield, coroutine.create
-local isyieldable, raw_close = coroutine.isyieldable, coroutine.close
+local isyieldable, raw_close, raw_status = coroutine.isyieldable, coroutine.close, coroutine.status
 
 -- A host function waiting inside a coroutine the script made yields the await token to that
 -- coroutine's resumer. Pass the token on to the scheduler (parking the whole task), and hand the
 -- results back in when the wait is over.
 local function relay(co, r)
-  while r[1] and r[2] == AWAIT and coroutine.status(co) == "suspended" do
+  while r[1] and r[2] == AWAIT and raw_status(co) == "suspended" do
     if not isyieldable() then
-      host.drop_wait()
+      drop_wait()
       return pack(false, "cannot wait inside this coroutine: it was resumed from code that cannot "
         .. "yield (a table.sort comparator, a string.gsub callback, __tostring or the top level of "
         .. "a required file); start the work with task.spawn(fn) instead")
@@ -32,7 +37,7 @@ function coroutine.wrap(f)
   return function(...)
     local r = relay(co, pack(raw_resume(co, ...)))
     if r[1] then return unpack(r, 2, r.n) end
-    if coroutine.status(co) == "dead" then raw_close(co) end
+    if raw_status(co) == "dead" then raw_close(co) end
     error(r[2], 0)
   end
 end
@@ -56,7 +61,7 @@ package.path = host.search_path
 package.searchers = {
   package.searchers[1],   -- package.preload
   function(name)
-    local source, path = host.find_module(name)
+    local source, path = find_module(name)
     if not source then return path end
     local chunk, err = raw_load(source, "@" .. path, "t")
     if not chunk then error(err, 0) end
@@ -76,7 +81,6 @@ function collectgarbage(opt, ...)
 end
 
 -- print goes to the host's output (the REPL prints it above the prompt).
-local tostring, concat, write = tostring, table.concat, host.write
 function print(...)
   local n = select("#", ...)
   local parts = {}

@@ -19,7 +19,7 @@ function script.exit(code) end
 
 --- Waits `duration` without blocking other tasks (also the global `sleep`).
 --- Context: task only (waits).
----@param duration number|string seconds, or a duration such as "250ms", "5s"
+---@param duration number|string seconds, or a duration such as "250ms", "5s" (0s to 366d)
 function script.sleep(duration) end
 
 --- Seconds since the script started (monotonic clock; virtual time under `lookout test`).

@@ -20,7 +20,7 @@ function task.spawn(fn, ...) end
 --- "timeout"; the task keeps running after a timeout).
 --- Context: task only (waits).
 ---@param t task.Task
----@param timeout? number|string seconds or a duration such as "30s"
+---@param timeout? number|string seconds or a duration such as "30s" (0s to 366d)
 ---@return boolean ok
 ---@return any ... results, or the error
 function task.wait(t, timeout) end

@@ -11,7 +11,7 @@ local timer = {}
 
 --- Runs `fn(...)` once after `delay`.
 --- Context: anywhere.
----@param delay number|string seconds, or a duration such as "90s", "5m", "1h"
+---@param delay number|string seconds, or a duration such as "90s", "5m", "1h" (0s to 366d; NaN, infinities and longer raise)
 ---@param fn fun(...) called as a new task
 ---@param ... any passed to `fn`
 ---@return timer.Handle handle
@@ -20,7 +20,7 @@ function timer.after(delay, fn, ...) end
 --- Runs `fn(...)` every `interval`, first after one interval.
 --- Context: anywhere.
 --- Notes: `opts` may be given before `fn`: `timer.every("5m", {continue_on_error = true}, fn)`.
----@param interval number|string seconds (at least 0.001), or a duration such as "90s", "5m"
+---@param interval number|string seconds (0.001 to 366 days), or a duration such as "90s", "5m"
 ---@param fn fun(...) called as a new task each time
 ---@param ... any passed to `fn`
 ---@return timer.Handle handle
@@ -28,6 +28,8 @@ function timer.every(interval, fn, ...) end
 
 --- Parses a duration: `timer.seconds("1h30m")` is 5400.
 --- Context: anywhere.
+--- Notes: every duration a Lookout function takes is checked the same way: 0s to 366d, and NaN,
+--- infinities, negative or longer values raise `bad argument … (duration must be between 0s and 366d, got …)`.
 ---@param duration number|string
 ---@return number seconds
 function timer.seconds(duration) end
