@@ -121,7 +121,7 @@ final class JSONValueParserTests: XCTestCase {
     func testNumbersBeyond64BitsAndLongExponents() throws {
         XCTAssertEqual(try parse("18446744073709551616"), .double(18446744073709551616.0))
         XCTAssertEqual(try parse("1" + String(repeating: "0", count: 64)), .double(1e64))
-        XCTAssertEqual(try parse("1844674407370955161.6e-17"), .double(184.46744073709551616))
+        XCTAssertEqual(try parse("1844674407370955161.6e-17"), .double(18.446744073709551616))
         let zeros = String(repeating: "0", count: 999_999)
         XCTAssertEqual(try parse("0." + zeros + "1e1000005"), .int(100_000))
         XCTAssertEqual(try parse("0." + zeros + "15e1000001"), .int(15))
