@@ -37,7 +37,7 @@ static void setup(void) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const int depths[4] = {0, 1, 3, 64};
     if (size < 1) return 0;
-    setup();
+    if (!L) setup();
     int luanil = data[0] & 1, depth = depths[(data[0] >> 1) & 3], pretty = data[0] & 8;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;

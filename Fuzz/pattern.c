@@ -170,7 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     c.subject = rest;
     c.ls = left;
     if (too_costly(c.pattern, c.lp, c.ls)) return 0;
-    setup();
+    if (!L) setup();
 
     run(&c, "orig");   // 1
     run(&c, "string"); // 2
