@@ -59,11 +59,11 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let value = try? SKJSON.parse(raw)
         let integral = !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
         if integral, let i = Int(text) {
-            check(value == .int(i), "\(text) decoded as \(String(describing: value))")
+            check(value == .int(i), "\(text.prefix(80)) decoded as \(String(describing: value))")
         } else {
             let d = Double(text)!
-            guard case .double(let got)? = value else { fatalError("FUZZ CHECK FAILED: \(text) decoded as \(String(describing: value))") }
-            check(got.bitPattern == d.bitPattern, "\(text) decoded as \(got), Double(text) is \(d)")
+            guard case .double(let got)? = value else { fatalError("FUZZ CHECK FAILED: \(text.prefix(80)) decoded as \(String(describing: value))") }
+            check(got.bitPattern == d.bitPattern, "\(text.prefix(80)) decoded as \(got), Double(text) is \(d)")
         }
     }
     return 0
