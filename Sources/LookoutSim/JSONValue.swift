@@ -290,9 +290,23 @@ extension JSONValue {
         }
 
         mutating func hex4() throws -> UInt32 {
-            guard i + 4 <= bytes.count, let v = UInt32(String(decoding: bytes[i..<i + 4], as: UTF8.self), radix: 16)
-            else { throw error("bad \\u escape") }
+            guard let v = Parser.hex4(bytes, at: i) else { throw error("bad \\u escape") }
             i += 4
+            return v
+        }
+
+        /// The 4 hex digits at `at` (digits only: no sign), or nil.
+        static func hex4(_ bytes: [UInt8], at: Int) -> UInt32? {
+            guard at >= 0, at + 4 <= bytes.count else { return nil }
+            var v: UInt32 = 0
+            for b in bytes[at..<at + 4] {
+                switch b {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): v = v << 4 | UInt32(b - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): v = v << 4 | UInt32(b - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): v = v << 4 | UInt32(b - UInt8(ascii: "A") + 10)
+                default: return nil
+                }
+            }
             return v
         }
 
@@ -320,12 +334,14 @@ extension JSONValue {
                 case UInt8(ascii: "t"): out.append(0x09)
                 case UInt8(ascii: "u"):
                     var cp = try hex4()
+                    // A high surrogate combines only with a low one that follows; anything else
+                    // leaves it unpaired (U+FFFD) and the next escape is read on its own.
                     if cp >= 0xD800, cp < 0xDC00, i + 6 <= bytes.count, bytes[i] == UInt8(ascii: "\\"),
-                        bytes[i + 1] == UInt8(ascii: "u")
+                        bytes[i + 1] == UInt8(ascii: "u"), let lo = Parser.hex4(bytes, at: i + 2),
+                        lo >= 0xDC00, lo < 0xE000
                     {
-                        i += 2
-                        let lo = try hex4()
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo &- 0xDC00)
+                        i += 6
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
                     }
                     let scalar = Unicode.Scalar(cp) ?? "\u{FFFD}"
                     out.append(contentsOf: Array(String(Character(scalar)).utf8))

@@ -93,13 +93,17 @@ static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
 
 /// Exact value of decimal digits × 10^exp10 when it can be computed with one correctly rounded
 /// operation (mantissa ≤ 2^53, |exp10| ≤ 22: Clinger's fast path). Returns 0 if not.
+/// nsig counts the significant digits (from the first non-zero one): mant holds their exact
+/// value only while nsig ≤ 19, so a longer mantissa is never trusted, even when it wrapped to a
+/// small number or to 0 (digits that are a multiple of 2^64, e.g. 18446744073709551616).
 static int fast_float(uint64_t mant, int nsig, long exp10, double *out) {
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    if (nsig > 19) return 0;
     if (mant == 0) {
         *out = 0.0;
         return 1;
     }
-    if (nsig > 19 || mant > (UINT64_C(1) << 53) || exp10 < -22 || exp10 > 22) return 0;
+    if (mant > (UINT64_C(1) << 53) || exp10 < -22 || exp10 > 22) return 0;
     *out = exp10 < 0 ? (double)mant / POW10[-exp10] : (double)mant * POW10[exp10];
     return 1;
 #else
@@ -848,11 +852,14 @@ static const char *decode_string(Decoder *d, const char *p) {
     return NULL;
 }
 
-/// Accumulates decimal digits [p, end) into *mant (wrapping; exact while nsig ≤ 19).
+/// Accumulates decimal digits [p, end) into *mant and counts the significant ones (from the
+/// first non-zero digit on) in *nsig. Leading zeros change nothing; once nsig passes 19 the
+/// count stops at 20 ("too many for the fast path") and mant is no longer used.
 static void add_digits(const char *p, const char *end, uint64_t *mant, int *nsig) {
-    for (; p < end; p++) {
+    for (; p < end && *nsig <= 19; p++) {
+        if (*nsig == 0 && *p == '0') continue;
         *mant = *mant * 10 + (uint64_t)(*p - '0');
-        if (*mant) (*nsig)++;
+        (*nsig)++;
     }
 }
 
@@ -864,16 +871,19 @@ static void push_float(Decoder *d, const char *start, const char *end, const cha
     uint64_t mant = 0;
     int nsig = 0, neg = (*start == '-');
     long e = 0;
+    int huge_exp = 0; // the exponent has more digits than e keeps: only strtod can tell
     double v;
     add_digits(start + neg, int_end, &mant, &nsig);
     if (frac) add_digits(frac, frac_end, &mant, &nsig);
     if (exp) {
         int eneg = (*exp == '-');
-        for (const char *q = exp + (*exp == '-' || *exp == '+'); q < end; q++)
+        for (const char *q = exp + (*exp == '-' || *exp == '+'); q < end; q++) {
             if (e < 100000) e = e * 10 + (*q - '0');
+            else huge_exp = 1;
+        }
         if (eneg) e = -e;
     }
-    if (fast_float(mant, nsig, e - (frac ? (long)(frac_end - frac) : 0), &v)) {
+    if (!huge_exp && fast_float(mant, nsig, e - (frac ? (long)(frac_end - frac) : 0), &v)) {
         lua_pushnumber(d->L, neg ? -v : v);
         return;
     }

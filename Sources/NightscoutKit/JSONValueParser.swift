@@ -316,6 +316,7 @@ public enum JSONValueParser {
             let intEnd = i
             var fracStart = i, fracEnd = i
             var exponent = 0
+            var hugeExponent = false  // more exponent digits than `exponent` keeps
             var integral = true
             if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
                 integral = false
@@ -334,7 +335,11 @@ public enum JSONValueParser {
                 }
                 guard i < bytes.count, Parser.isDigit(bytes[i]) else { throw fail("expected a digit in the exponent") }
                 while i < bytes.count, Parser.isDigit(bytes[i]) {
-                    if exponent < 1_000_000 { exponent = exponent * 10 + Int(bytes[i] - UInt8(ascii: "0")) }
+                    if exponent < 1_000_000 {
+                        exponent = exponent * 10 + Int(bytes[i] - UInt8(ascii: "0"))
+                    } else {
+                        hugeExponent = true
+                    }
                     i += 1
                 }
                 if expNegative { exponent = -exponent }
@@ -353,6 +358,13 @@ public enum JSONValueParser {
                 return .double(try double(start))
             }
             let d = try double(start)
+            if hugeExponent {
+                // The text's exponent is not known exactly (a finite value then needs a fraction
+                // about as long as the exponent): decide from the double, and let Foundation decide.
+                exact = false
+                if d == d.rounded(), let v = Int64(exactly: d) { return .int(v) }
+                return .double(d)
+            }
             // Decide integrality from the text: the digits of the integer and fraction parts, as
             // one significand, times 10^power.
             let intCount = intEnd - intStart, count = intCount + (fracEnd - fracStart)

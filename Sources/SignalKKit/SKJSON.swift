@@ -284,6 +284,7 @@ public enum SKJSON {
                 }
             }
             var exp = 0
+            var hugeExponent = false  // more exponent digits than exp keeps: only Double(text) can tell
             if i < buf.count, buf[i] == UInt8(ascii: "e") || buf[i] == UInt8(ascii: "E") {
                 isDouble = true
                 i += 1
@@ -294,7 +295,7 @@ public enum SKJSON {
                 }
                 guard i < buf.count, isDigit(buf[i]) else { throw fail("invalid number: expected a digit in exponent", at: start) }
                 while i < buf.count, isDigit(buf[i]) {
-                    if exp < 100_000 { exp = exp * 10 + Int(buf[i] - 0x30) }
+                    if exp < 100_000 { exp = exp * 10 + Int(buf[i] - 0x30) } else { hugeExponent = true }
                     i += 1
                 }
                 if expNeg { exp = -exp }
@@ -308,7 +309,7 @@ public enum SKJSON {
             }
             // Clinger's fast path: exact when the mantissa fits in 53 bits and the power of ten is exact.
             let e10 = exp - fracDigits
-            if !overflow, mantissa < (1 << 53), e10 >= -22, e10 <= 22 {
+            if !overflow, !hugeExponent, mantissa < (1 << 53), e10 >= -22, e10 <= 22 {
                 var d = Double(mantissa)
                 d = e10 < 0 ? d / Self.pow10[-e10] : d * Self.pow10[e10]
                 return .double(negative ? -d : d)

@@ -17,6 +17,20 @@ final class JSONValueAndDatesTests: XCTestCase {
         }
     }
 
+    /// A high surrogate escape followed by an escape that is not a low surrogate used to trap
+    /// (UInt32 overflow while combining the pair); now it is unpaired (U+FFFD). Hex digits are
+    /// digits only (no sign).
+    func testUnpairedSurrogateEscapesDoNotTrap() throws {
+        XCTAssertEqual(try JSONValue.parse(#""\ud800\u0041""#), "\u{FFFD}A")
+        XCTAssertEqual(try JSONValue.parse(#""\uD800\u0000x""#), "\u{FFFD}\u{0}x")
+        XCTAssertEqual(try JSONValue.parse(#""\ud83d\ude00""#), "😀")
+        XCTAssertEqual(try JSONValue.parse(#""\udc00""#), "\u{FFFD}")
+        XCTAssertEqual(try JSONValue.parse(#""\ud800\ud800\udc00""#), "\u{FFFD}\u{10000}")
+        for bad in [#""\u+041""#, #""\u-000""#, #""\ud800\u+dc0""#, #""\u12""#] {
+            XCTAssertThrowsError(try JSONValue.parse(bad), bad)
+        }
+    }
+
     func testDateFormats() {
         XCTAssertEqual(NSDates.rfc1123(1_539_753_180_000), "Wed, 17 Oct 2018 05:13:00 GMT")
         XCTAssertEqual(NSDates.parseHTTPDate("Wed, 17 Oct 2018 05:13:00 GMT"), 1_539_753_180_000)

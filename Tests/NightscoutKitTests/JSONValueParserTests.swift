@@ -116,6 +116,19 @@ final class JSONValueParserTests: XCTestCase {
         XCTAssertEqual(try parse("0.30000000000000004"), .double(0.30000000000000004))
     }
 
+    /// Digits beyond 64 bits become correctly rounded doubles; an exponent longer than the parser
+    /// keeps (cancelled by a fraction as long) must not be cut short into a wrong integer.
+    func testNumbersBeyond64BitsAndLongExponents() throws {
+        XCTAssertEqual(try parse("18446744073709551616"), .double(18446744073709551616.0))
+        XCTAssertEqual(try parse("1" + String(repeating: "0", count: 64)), .double(1e64))
+        XCTAssertEqual(try parse("1844674407370955161.6e-17"), .double(18.446744073709551616))
+        let zeros = String(repeating: "0", count: 999_999)
+        XCTAssertEqual(try parse("0." + zeros + "1e1000005"), .int(100_000))
+        XCTAssertEqual(try parse("0." + zeros + "15e1000001"), .int(15))
+        let parsed = try JSONValueParser.parseCheckingExactness(Data(("0." + zeros + "1e1000005").utf8))
+        XCTAssertFalse(parsed.exact, "the exponent was not read exactly: JSONDecoder must decide")
+    }
+
     func testInvalidNumbers() {
         for text in ["01", "-01", "1.", ".5", "-", "+1", "1e", "1e+", "1.e3", "--1", "1e400", "-1e400", "0x10", "NaN", "Infinity"] {
             XCTAssertNotNil(parseError(text), text)

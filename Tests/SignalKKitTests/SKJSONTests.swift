@@ -37,6 +37,25 @@ final class SKJSONTests: XCTestCase {
         }
     }
 
+    /// Numbers whose digits overflow 64 bits or whose exponent has more digits than the parser
+    /// keeps decode to the correctly rounded double (the overflow bug json.decode had, and an
+    /// exponent cut short to what a fraction of leading zeros cancels: 10^900000 is inf).
+    func testNumbersBeyond64BitsAndLongExponents() throws {
+        let cases: [(String, Double)] = [
+            ("18446744073709551616", 18446744073709551616.0), ("-18446744073709551616", -18446744073709551616.0),
+            ("1" + String(repeating: "0", count: 64), 1e64), ("1844674407370955161.6e-17", 18.446744073709551616),
+            ("0.18446744073709551616e20", 18446744073709551616.0),
+            ("0." + String(repeating: "0", count: 99_999) + "1e1000000", .infinity),
+            ("-0." + String(repeating: "0", count: 100_000) + "15e1000001", -.infinity),
+            ("0." + String(repeating: "0", count: 100_000) + "1e100001", 1),
+            ("1e1000000", .infinity), ("1e-1000000", 0),
+        ]
+        for (text, expected) in cases {
+            guard case .double(let d) = try SKJSON.parse(text) else { return XCTFail("\(text.prefix(40)) is not a double") }
+            XCTAssertEqual(d.bitPattern, expected.bitPattern, "\(text.prefix(40)): \(d)")
+        }
+    }
+
     func testMalformedJSONGivesOffsetAndReason() {
         let cases: [(String, String)] = [
             ("", "empty input"),

@@ -128,6 +128,32 @@ function T.test_int64_edges()
   eq(json.decode("12345678901234567890123"), 1.2345678901234567890123e22)
 end
 
+-- Digits that, read as a 64-bit integer, wrap to a multiple of 2^64 once decoded to 0.0.
+function T.test_decode_numbers_whose_digits_overflow_64_bits()
+  eq(json.decode("18446744073709551616"), 2.0 ^ 64)
+  eq(json.decode("-18446744073709551616"), -(2.0 ^ 64))
+  eq(json.decode("36893488147419103232"), 2.0 ^ 65)
+  eq(json.decode("1" .. string.rep("0", 64)), 1e64)
+  eq(json.decode("1844674407370955161.6e-17"), 18.446744073709551616)
+  eq(json.decode("18446744073709551616e-20"), 0.18446744073709551616)
+  eq(json.decode("0.18446744073709551616e20"), 18446744073709551616.0)
+  eq(json.decode("[18446744073709551616]")[1], 2.0 ^ 64)
+  eq(math.type(json.decode("18446744073709551616")), "float")
+  -- leading zeros of a fraction are not significant digits
+  eq(json.decode("0.000000000000000000000000000001"), 1e-30)
+  eq(json.decode("0." .. string.rep("0", 400) .. "1e401"), 1.0)
+end
+
+-- An exponent with more digits than the decoder keeps must not be cut short, even when a
+-- fraction of leading zeros as long as the kept part would cancel it (10^900000 is inf).
+function T.test_decode_long_exponent_with_long_fraction()
+  eq(json.decode("0." .. string.rep("0", 99999) .. "1e1000000"), math.huge)
+  eq(json.decode("-0." .. string.rep("0", 100000) .. "15e1000001"), -math.huge)
+  eq(json.decode("0." .. string.rep("0", 100000) .. "1e100001"), 1.0)
+  eq(json.decode("1e1000000"), math.huge)
+  eq(json.decode("1e-1000000"), 0.0)
+end
+
 function T.test_floats_round_trip_exactly()
   local values = {0.1, 0.2, 0.30000000000000004, 1e300, 5e-324, 2.2250738585072014e-308,
           1.7976931348623157e308, 1 / 3, math.pi, 123456.789, -1.5, 1e-7, 2.0 ^ 53,
