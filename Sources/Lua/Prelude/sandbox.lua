@@ -56,6 +56,10 @@ package.path = host.search_path
 package.searchers = {
   package.searchers[1],   -- package.preload
   function(name)
+    -- Checked here: the host sees the name as C text, cut at the first "\0".
+    if type(name) ~= "string" or name:find("%c") then
+      return "\n\tmodule names cannot contain '/', '\\', '..' or control characters such as '\\0'"
+    end
     local source, path = host.find_module(name)
     if not source then return path end
     local chunk, err = raw_load(source, "@" .. path, "t")
@@ -87,6 +91,7 @@ end
 local traceback = debug.traceback
 if not host.trusted then
   dofile, loadfile = nil, nil
+  package.searchpath = nil   -- it opens any path: it would tell a script which files exist
   io = nil
   package.loaded.io = nil
   os = { time = os.time, clock = os.clock, date = os.date, difftime = os.difftime }
