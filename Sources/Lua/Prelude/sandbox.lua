@@ -57,7 +57,7 @@ package.searchers = {
   package.searchers[1],   -- package.preload
   function(name)
     -- Checked here: the host sees the name as C text, cut at the first "\0".
-    if type(name) ~= "string" or name:find("%c") then
+    if type(name) ~= "string" or name:find("\0", 1, true) or name:find("%c") then
       return "\n\tmodule names cannot contain '/', '\\', '..' or control characters such as '\\0'"
     end
     local source, path = host.find_module(name)
