@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "lookout-bench",
             dependencies: [
-                "LookoutHost", "Lua", "LuaShim", "CLua", "NightscoutKit", "LookoutSim",
+                "LookoutHost", "Lua", "LuaShim", "CLua", "NightscoutKit", "SignalKKit", "LookoutSim",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Helpers shared by the test targets (transcripts, running Lua source).
@@ -132,11 +132,11 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
-        .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutSim"]),
+        .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutSim", "LookoutTestSupport"]),
         .testTarget(
             name: "LookoutSimTests",
             dependencies: [
-                "LookoutSim",
+                "LookoutSim", "LookoutTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),

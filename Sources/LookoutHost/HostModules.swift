@@ -19,7 +19,7 @@ public enum HostModules {
             LogModule(logger: logger),
             ConfigModule(config: config),
             HTTPModule(),
-            StoreModule(paths: paths),
+            StoreModule(paths: paths, quota: config.limits.storeQuota),
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
             SignalKModule(config: config, paths: paths, health: health),

@@ -75,8 +75,16 @@ struct NightscoutResponder: HTTPResponder {
         if let forced = fault.response { resp = forced } else { resp = await NightscoutRouter.route(req, sim: sim) }
         await sim.requests.add(
             NightscoutRequestRecord(
-                method: req.method, path: path, query: request.uri.query, headers: headers, status: resp.status))
+                method: req.method, path: path, query: request.uri.query, headers: headers, status: resp.status,
+                identifier: Self.documentIdentifier(req)))
         return Self.convert(resp, mode: fault.response == nil ? fault.bodyMode : .normal)
+    }
+
+    /// The `identifier` of a single small JSON document sent by `POST` or `PUT`.
+    static func documentIdentifier(_ req: SimRequest) -> String? {
+        guard req.method == "POST" || req.method == "PUT", !req.body.isEmpty, req.body.count <= 16 * 1024,
+              req.body.first == UInt8(ascii: "{") else { return nil }
+        return req.json?["identifier"]?.stringValue
     }
 
     static func convert(_ r: SimResponse, mode: NightscoutFaults.BodyMode) -> Response {

@@ -174,31 +174,6 @@ extension LuaCall {
     }
 }
 
-/// Where `require` looks for a script's own modules: its folder only.
-enum ModuleSearch {
-    static func path(for directory: String?) -> String {
-        guard let directory else { return "" }
-        return "\(directory)/?.lua;\(directory)/?/init.lua"
-    }
-
-    /// The source and path of module `name`, or `[nil, "\n\tno file 'x'"]` for require's message.
-    static func find(_ name: String, in directory: String?) -> [LuaValue] {
-        guard let directory else { return [.nil, .text("\n\tno script folder to search (bundled modules only)")] }
-        guard !name.contains("/"), !name.contains("\\"), !name.hasPrefix("."), !name.contains("..") else {
-            return [.nil, .text("\n\tmodule names cannot contain '/', '\\' or '..'")]
-        }
-        let relative = name.replacingOccurrences(of: ".", with: "/")
-        var tried = ""
-        for candidate in ["\(directory)/\(relative).lua", "\(directory)/\(relative)/init.lua"] {
-            if let data = FileManager.default.contents(atPath: candidate) {
-                return [.string(LuaString(bytes: Array(data))), .text(candidate)]
-            }
-            tried += "\n\tno file '\(candidate)'"
-        }
-        return [.nil, .text(tried)]
-    }
-}
-
 extension LuaEngine {
     /// `sleep = require("script").sleep`.
     func setSleepGlobal() throws {

@@ -1,7 +1,8 @@
 import Foundation
 
 /// `lookout-bench`: Lookout's performance benchmarks (P1 binding calls, P2 JSON decoding,
-/// P3 Nightscout history sync, P4 Signal K delta stream, P5 start-up, P6 serve memory, P7 sleeping tasks), each
+/// P3 Nightscout history sync, P4 Signal K delta stream, P5 start-up, P6 serve memory, P7 sleeping tasks,
+/// P8 parsers), each
 /// judged by a ratio to an anchor measured in the same run.
 ///
 /// Run it from a release build: `swift run -c release lookout-bench [--quick] [--json FILE] [NAME…]`.
@@ -12,7 +13,7 @@ struct LookoutBench {
     /// Every benchmark, in the order they run.
     static let benchmarks: [any Benchmark] = [
         BindingCallBenchmark(), JSONDecodeBenchmark(), HistorySyncBenchmark(), DeltaStreamBenchmark(), StartupBenchmark(),
-        SleepingTasksBenchmark(), ServeMemoryBenchmark(),
+        SleepingTasksBenchmark(), ServeMemoryBenchmark(), ParserThroughputBenchmark(),
     ]
 
     static func main() async {

@@ -23,6 +23,12 @@ struct HostEnvironment {
         }
     }
 
+    /// Prints a warning on standard error for each secret file other users can read (once, at
+    /// the start of `run` and `serve`).
+    func warnAboutSecretFiles() {
+        for warning in config.secretFileWarnings() { FileHandleOutput.standardError.write("lookout: warning: \(warning)\n") }
+    }
+
     /// Sends swift-log output to standard error at the configured level (debug with --verbose).
     func bootstrapLogging(verbose: Bool) -> Logger {
         let level = verbose ? .debug : Logger.Level(rawValue: config.logLevel.rawValue) ?? .info

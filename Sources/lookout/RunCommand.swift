@@ -29,6 +29,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = try HostEnvironment.load()
+        environment.warnAboutSecretFiles()
         let logger = environment.bootstrapLogging(verbose: script.verbose)
         let file = code == nil ? arguments.first : nil
         let name = file.map { ($0 as NSString).lastPathComponent } ?? "-e"

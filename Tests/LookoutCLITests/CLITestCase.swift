@@ -1,4 +1,5 @@
 import Foundation
+import LookoutTestSupport
 import XCTest
 
 #if canImport(Glibc)
@@ -73,7 +74,7 @@ class CLITestCase: XCTestCase, @unchecked Sendable {
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard bound else { throw XCTSkip("cannot bind a port on 127.0.0.1") }
+        guard bound else { throw skipTest("cannot bind a port on 127.0.0.1") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 

@@ -9,10 +9,11 @@ final class DiscoverCommandTests: CLITestCase, @unchecked Sendable {
         let sim = try launch(["sim", "signalk", "--port", "0"])
         XCTAssertTrue(sim.waitForOutput(containing: "serving until Ctrl-C", timeout: 30), sim.output(.stderr))
         let announced = sim.output()
-        guard announced.contains("announced by mDNS") else {
-            throw XCTSkip("loopback multicast is not available here: \(announced)")
-        }
-        let stream = try XCTUnwrap(announced.split(separator: "\n").first { $0.hasPrefix("stream: ") }).dropFirst("stream: ".count)
+        let lines = announced.split(separator: "\n").map(String.init)
+        // The whole line: "not announced by mDNS: …" (the advertiser failed) must fail the test.
+        XCTAssertTrue(lines.contains("announced by mDNS on 127.0.0.1"), "the simulator was not announced: \(announced)")
+        XCTAssertFalse(lines.contains { $0.hasPrefix("not announced by mDNS") }, announced)
+        let stream = try XCTUnwrap(lines.first { $0.hasPrefix("stream: ") }).dropFirst("stream: ".count)
         let result = try lookout(["discover", "--loopback", "--timeout", "2"])
         assertExit(result, 0)
         XCTAssertTrue(result.stdout.contains("_signalk-ws._tcp  \(stream)  self urn:mrn:imo:mmsi:230099999"), result.stdout)

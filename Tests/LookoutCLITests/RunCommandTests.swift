@@ -196,11 +196,10 @@ final class RunCommandTests: CLITestCase, @unchecked Sendable {
     }
 
     func testCPULimitFlagStopsABusyLoop() throws {
-        let started = Date()
-        let result = try runScript("while true do end", flags: ["--cpu-limit", "0.2"], timeout: 30)
+        // The loop never ends by itself: ending at all (within the run's timeout) is the limit's doing.
+        let result = try runScript("while true do end", flags: ["--cpu-limit", "0.2"], timeout: 120)
         assertExit(result, 1)
         XCTAssertTrue(result.stderr.contains("CPU limit exceeded"), result.description)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 20)
     }
 
     func testCPULimitFromConfig() throws {
@@ -236,10 +235,8 @@ final class RunCommandTests: CLITestCase, @unchecked Sendable {
     /// (sleep, timers, HTTP) is never stopped because the limit is only checked by the
     /// instruction-count hook while Lua code runs.
     func testTimeLimitStopsAScriptThatWaits() throws {
-        let started = Date()
-        let result = try runScript("sleep(30) print('still here')", flags: ["--time-limit", "500ms"], timeout: 10)
-        let elapsed = Date().timeIntervalSince(started)
-        XCTAssertLessThan(elapsed, 8, "--time-limit 500ms should end a sleeping script quickly")
+        // An hour's sleep: ending within the run's timeout is the limit's doing.
+        let result = try runScript("sleep(3600) print('still here')", flags: ["--time-limit", "500ms"], timeout: 120)
         XCTAssertEqual(result.exitCode, 1, result.description)
         XCTAssertTrue(result.stderr.contains("time limit exceeded"), result.description)
         XCTAssertFalse(result.stdout.contains("still here"), result.description)
@@ -296,18 +293,16 @@ final class RunCommandTests: CLITestCase, @unchecked Sendable {
     /// `script.exit` is documented to cancel every task (running their `<close>` variables) and
     /// end the run; other tasks and timers keep the run going instead.
     func testScriptExitCancelsOtherTasksAndTimers() throws {
-        let started = Date()
         let result = try runScript(
             """
             task.spawn(function()
               local guard <close> = setmetatable({}, { __close = function() print("closed") end })
-              sleep(30)
+              sleep(3600)
             end)
             timer.every(0.5, function() end)
             sleep(0.05)
             require("script").exit(3)
-            """, timeout: 10)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 8, "script.exit should end the run at once")
+            """, timeout: 120)  // without script.exit the run would go on for an hour
         assertExit(result, 3)
         XCTAssertEqual(result.stdout, "closed\n", result.description)
     }

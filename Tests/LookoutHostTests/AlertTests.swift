@@ -18,6 +18,21 @@ final class AlertTests: XCTestCase {
 
         """
 
+    /// `tostring` of an alert never raises: before its first check (whatever its options, such
+    /// as a huge `stale`) it is "new", after it shows its state.
+    func testToStringOfANewAlertDoesNotRaise() async throws {
+        let h = try AlertHarness()
+        let lines = try await h.run("""
+            local a = alert.define { id = "far", series = series, when = alert.below(55), stale = 1e300 }
+            print(pcall(tostring, a))
+            local b = alert.define { id = "near", series = series, when = alert.below(55) }
+            print(pcall(tostring, b))
+            at(0, 100) b:check()
+            print(tostring(b))
+            """)
+        XCTAssertEqual(lines, ["true\talert far (new)", "true\talert near (new)", "alert near (ok)"])
+    }
+
     func testFiringRepeatsAndEscalatesWithDistinctIDs() async throws {
         let h = try AlertHarness()
         let lines = try await h.run(urgentLow + """

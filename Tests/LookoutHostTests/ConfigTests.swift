@@ -190,7 +190,7 @@ final class ConfigTests: XCTestCase {
         let limits = configError("[limits]\nmemroy = \"64MB\"")
         XCTAssertEqual(
             limits?.description,
-            "config.toml:2:1: limits.memroy: unknown key memroy in [limits]; did you mean memory? Known: cpu, memory, time"
+            "config.toml:2:1: limits.memroy: unknown key memroy in [limits]; did you mean memory? Known: cpu, memory, store, time"
         )
         let log = configError("[log]\nlevle = \"info\"")
         XCTAssertEqual(log?.keyPath, "log.levle")

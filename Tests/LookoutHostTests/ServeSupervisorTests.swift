@@ -161,11 +161,9 @@ final class ServeSupervisorTests: XCTestCase {
         try await waitFor("the run to start", log: log) {
             log.lines.contains("[drain.lua] working") && health.script("stuck.lua")?.state == .running
         }
-        let started = Date()
         await serve.stop()
         XCTAssertTrue(log.lines.contains("[drain.lua] finished cleanly"), "the running task finished within the deadline")
         XCTAssertTrue(log.lines.contains("[stuck.lua] closed"), "a task past the deadline is cancelled; <close> runs")
-        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
         XCTAssertEqual(health.script("stuck.lua")?.state, .stopped)
     }
 }

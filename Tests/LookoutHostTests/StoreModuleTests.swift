@@ -180,6 +180,80 @@ final class StoreModuleTests: XCTestCase {
         XCTAssertEqual(transcript.lines, ["nil\tstore\ttrue"])
     }
 
+    // MARK: Quota
+
+    /// `[limits] store` caps what one script keeps (keys and values); a write over it is
+    /// `nil, err` naming the limit and the config key, and writes nothing; rewriting or deleting
+    /// still works; other scripts have their own quota; `store.update` is held to it too.
+    func testStoreQuotaFromConfigRefusesGrowthOverIt() async throws {
+        let config = try HostConfig(text: "[limits]\nstore = \"1MB\"\n")
+        XCTAssertEqual(config.limits.storeBytes, 1 << 20)
+        let store = try StateStore(path: directory + "/state.sqlite3")
+        let modules: [any LuaModule] = [StoreModule(store: store, quota: config.limits.storeQuota)]
+        let (t, outcome) = try await runLua("""
+            local store = require 'store'
+            local chunk = string.rep("x", 300 * 1024)
+            for i = 1, 4 do
+              local ok, err = store.set("k" .. i, chunk)
+              print(i, ok, err and err.code, err and err.message)
+            end
+            print(store.get("k4"), #store.keys())
+            print(store.set("k1", string.rep("y", 300 * 1024)))          -- same size: allowed
+            print(store.update("k2", function(old) return old .. old end)) -- grows: refused
+            print(store.delete("k3"), store.set("k4", chunk))              -- room again
+            """, name: "hog.lua", modules: modules)
+        XCTAssertEqual(t.errors.map(\.description), [])
+        XCTAssertEqual(outcome.exitCode, 0)
+        XCTAssertEqual(t.lines.count, 8, "\(t.lines)")
+        XCTAssertEqual(Array(t.lines.prefix(3)), ["1\ttrue\tnil\tnil", "2\ttrue\tnil\tnil", "3\ttrue\tnil\tnil"])
+        XCTAssertTrue(t.lines[3].hasPrefix("4\tnil\tquota\tstore quota exceeded"), t.lines[3])
+        XCTAssertTrue(t.lines[3].contains("hog.lua"), t.lines[3])
+        XCTAssertTrue(t.lines[3].contains("1 MiB"), t.lines[3])
+        XCTAssertTrue(t.lines[3].contains("limits.store in config.toml"), t.lines[3])
+        XCTAssertEqual(t.lines[4], "nil\t3")
+        XCTAssertEqual(t.lines[5], "true")
+        XCTAssertTrue(t.lines[6].hasPrefix("nil\tstore quota exceeded"), t.lines[6])
+        XCTAssertEqual(t.lines[7], "true\ttrue")
+
+        // Another script has its own quota.
+        let (other, _) = try await runLua("print(require('store').set('k', string.rep('z', 900 * 1024)))",
+                                          name: "other.lua", modules: modules)
+        XCTAssertEqual(other.lines, ["true"])
+    }
+
+    /// The default quota (10 MiB) stops the 12 values of 20 MB that once made a 261 MB database.
+    func testDefaultStoreQuotaStopsAHugeDatabase() async throws {
+        let path = directory + "/state.sqlite3"
+        let store = try StateStore(path: path)
+        let (t, _) = try await runLua("""
+            local store = require 'store'
+            local big = string.rep("x", 20 * 1000 * 1000)
+            local stored = 0
+            for i = 1, 12 do
+              local ok, err = store.set("v" .. i, big)
+              if ok then stored = stored + 1 else print(err.code); break end
+              collectgarbage()
+            end
+            print(stored)
+            """, name: "big.lua", modules: [StoreModule(store: store, quota: HostConfig().limits.storeQuota)]) {
+            $0.memoryLimit = 256 << 20
+        }
+        XCTAssertEqual(t.errors.map(\.description), [])
+        XCTAssertEqual(t.lines, ["quota", "0"])
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        XCTAssertLessThan(size, 11 << 20, "database size")
+    }
+
+    func testStoreQuotaConfigValues() throws {
+        XCTAssertEqual(HostConfig().limits.storeBytes, 10 << 20)
+        XCTAssertNil(try HostConfig(text: "[limits]\nstore = \"none\"\n").limits.storeBytes)
+        XCTAssertNil(try HostConfig(text: "[limits]\nstore = 0\n").limits.storeBytes)
+        XCTAssertEqual(try HostConfig(text: "[limits]\nstore = \"512KB\"\n").limits.storeBytes, 512 << 10)
+        XCTAssertThrowsError(try HostConfig(text: "[limits]\nstore = true\n")) { error in
+            XCTAssertTrue("\(error)".contains("limits.store: expected a size"), "\(error)")
+        }
+    }
+
     // MARK: update
 
     func testUpdate() async throws {

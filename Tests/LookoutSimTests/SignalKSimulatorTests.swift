@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import LookoutSim
+import LookoutTestSupport
 import NIOCore
 import WSClient
 import XCTest
@@ -372,12 +373,14 @@ final class SignalKSimulatorTests: XCTestCase {
     // MARK: playback
 
     func testPlaybackOfFixtureDeltas() async throws {
-        let dir = URL(fileURLWithPath: "/work/shared/fixtures/signalk")
+        // The shared fixtures (CC BY-SA, never copied into the repo) sit next to the repository.
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../shared/fixtures/signalk").standardizedFileURL
         let names = ["delta-multi-update-with-root-path.json", "delta-notifications.json", "delta-multiple-sources.json"]
         var lines: [String] = []
         for n in names {
             guard let data = FileManager.default.contents(atPath: dir.appendingPathComponent(n).path) else {
-                throw XCTSkip("Signal K fixture \(dir.path)/\(n) is missing; playback test needs shared/fixtures/signalk")
+                throw skipTest("Signal K fixture \(dir.path)/\(n) is missing; playback test needs shared/fixtures/signalk")
             }
             lines.append(try JSONValue.parse(data).jsonString)  // one delta per line
         }

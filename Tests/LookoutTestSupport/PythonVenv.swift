@@ -10,10 +10,14 @@ import Darwin
 /// A throwaway Python virtual environment with a few pip packages, shared by the tests that
 /// cross-check Lookout against a Python peer (py-nightscout, pyotp, zeroconf).
 ///
-/// `prepareIfNeeded()` runs `python3 -m venv` in a new temporary directory and
-/// `pip install <packages>` (needs PyPI) once; `removeWorkDirectory()` deletes it (call it from
-/// the class `tearDown`). Without `python3`, or when the venv/pip step fails,
-/// `pythonOrSkip()` throws an `XCTSkip` with the reason, so the test is visibly skipped and never
+/// Versions are pinned in `Tests/python-peers.txt`. With `LOOKOUT_PYTHON_VENV=DIR` (what
+/// `.ci/run` sets, after installing that file into `DIR`) the tests use that venv, after a
+/// `pip install` of the pinned packages that does nothing when they are present. Otherwise
+/// `prepareIfNeeded()` runs `python3 -m venv` in a new temporary directory and `pip install`s the
+/// pinned packages (needs PyPI) once. `removeWorkDirectory()` deletes the temporary directory
+/// (never the shared venv; call it from the class `tearDown`). Without `python3`, or when the venv/pip step fails,
+/// `pythonOrSkip()` throws `skipTest(reason)` (an `XCTSkip`, or a failure under
+/// `LOOKOUT_FAIL_ON_SKIP=1`), so the test is visibly skipped and never
 /// passes silently.
 public final class PythonVenv: @unchecked Sendable {
     // @unchecked Sendable: `state` and `workDir` are only touched under `lock`.
@@ -32,11 +36,40 @@ public final class PythonVenv: @unchecked Sendable {
     private var state = State.notStarted
     private var workDir: URL?
 
-    /// A venv (not yet made) for `packages`.
+    /// A venv (not yet made) for `packages` (names; the versions come from `Tests/python-peers.txt`).
     public init(label: String, packages: [String]) {
         self.label = label
         self.packages = packages
     }
+
+    /// `Tests/python-peers.txt`: the pinned requirement (`name==version`) of each peer, by name.
+    public static let pins: [String: String] = {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../python-peers.txt").standardizedFileURL
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return [:] }
+        var pins: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let requirement = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                .trimmingCharacters(in: .whitespaces)
+            guard let name = requirement.components(separatedBy: "==").first, !name.isEmpty else { continue }
+            pins[name.lowercased()] = requirement
+        }
+        return pins
+    }()
+
+    /// The pip arguments for `packages`: each pinned, or the reason one has no pin.
+    private func pinnedPackages() -> Result<[String], PinError> {
+        var pinned: [String] = []
+        for name in packages {
+            guard let pin = Self.pins[name.lowercased()] else {
+                return .failure(PinError(message: "\(name) has no version pin in Tests/python-peers.txt"))
+            }
+            pinned.append(pin)
+        }
+        return .success(pinned)
+    }
+
+    private struct PinError: Error { var message: String }
 
     /// Creates the venv and installs the packages unless already done (or already failed).
     public func prepareIfNeeded() {
@@ -50,7 +83,7 @@ public final class PythonVenv: @unchecked Sendable {
         }
     }
 
-    /// The venv's python and the work directory, or an `XCTSkip` with the reason.
+    /// The venv's python and the work directory, or `skipTest` with the reason.
     public func pythonOrSkip() throws -> (URL, URL) {
         prepareIfNeeded()
         lock.lock()
@@ -59,13 +92,13 @@ public final class PythonVenv: @unchecked Sendable {
         case .ready(let python): return (python, workDir!)
         case .unavailable(let reason):
             print("\(label) not run: \(reason)")
-            throw XCTSkip("\(label) not run: \(reason)")
+            throw skipTest("\(label) not run: \(reason)")
         case .notStarted:
-            throw XCTSkip("\(label) not run: setup did not run")
+            throw skipTest("\(label) not run: setup did not run")
         }
     }
 
-    /// Deletes the work directory (venv included).
+    /// Deletes the work directory (with the venv, unless it is the shared `LOOKOUT_PYTHON_VENV`).
     public func removeWorkDirectory() {
         lock.lock()
         defer { lock.unlock() }
@@ -75,6 +108,11 @@ public final class PythonVenv: @unchecked Sendable {
     }
 
     private func makeVenv() -> State {
+        let requirements: [String]
+        switch pinnedPackages() {
+        case .success(let pinned): requirements = pinned
+        case .failure(let error): return .unavailable(error.message)
+        }
         guard let python3 = Self.findOnPath("python3") else { return .unavailable("python3 is not on PATH") }
         let slug = label.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }
         let dir = FileManager.default.temporaryDirectory
@@ -85,15 +123,28 @@ public final class PythonVenv: @unchecked Sendable {
             return .unavailable("cannot create \(dir.path): \(error)")
         }
         workDir = dir
-        let venv = dir.appendingPathComponent("venv")
+        let shared = ProcessInfo.processInfo.environment["LOOKOUT_PYTHON_VENV"].flatMap { $0.isEmpty ? nil : $0 }
+        let venv = shared.map { URL(fileURLWithPath: $0) } ?? dir.appendingPathComponent("venv")
         do {
-            let r = try PythonProcess.run(python3, ["-m", "venv", venv.path], timeout: 120)
-            guard r.succeeded else { return .unavailable("python3 -m venv failed: \(r.summary)") }
-            let pip = venv.appendingPathComponent("bin/pip")
-            let p = try PythonProcess.run(pip, ["install", "--quiet", "--disable-pip-version-check"] + packages,
-                                          timeout: 300)
-            guard p.succeeded else {
-                return .unavailable("pip install \(packages.joined(separator: " ")) failed: \(p.summary)")
+            if shared == nil {
+                let r = try PythonProcess.run(python3, ["-m", "venv", venv.path], timeout: 120)
+                guard r.succeeded else { return .unavailable("python3 -m venv failed: \(r.summary)") }
+            }
+            if shared != nil {
+                // Prepared by .ci/run: check the pinned versions are there (no network).
+                let check = try PythonProcess.run(venv.appendingPathComponent("bin/python"), ["-c", Self.versionCheck] + requirements,
+                                                  timeout: 60)
+                guard check.succeeded else {
+                    return .unavailable("LOOKOUT_PYTHON_VENV=\(venv.path) lacks the pinned peers "
+                                        + "(pip install -r Tests/python-peers.txt): \(check.summary)")
+                }
+            } else {
+                let pip = venv.appendingPathComponent("bin/pip")
+                let p = try PythonProcess.run(pip, ["install", "--quiet", "--disable-pip-version-check"] + requirements,
+                                              timeout: 300)
+                guard p.succeeded else {
+                    return .unavailable("pip install \(requirements.joined(separator: " ")) failed: \(p.summary)")
+                }
             }
         } catch {
             return .unavailable("cannot run python3: \(error)")
@@ -104,6 +155,20 @@ public final class PythonVenv: @unchecked Sendable {
         }
         return .ready(python: python)
     }
+
+    /// Exits 1 naming each `name==version` argument not installed at that version.
+    static let versionCheck = """
+        import sys, importlib.metadata as m
+        bad = []
+        for requirement in sys.argv[1:]:
+            name, version = requirement.split("==")
+            try:
+                found = m.version(name)
+                if found != version: bad.append(f"{name} {found} (pinned {version})")
+            except m.PackageNotFoundError:
+                bad.append(f"{name} missing")
+        if bad: sys.exit("; ".join(bad))
+        """
 
     /// The first executable `name` on `PATH`.
     public static func findOnPath(_ name: String) -> URL? {

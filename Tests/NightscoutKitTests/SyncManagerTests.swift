@@ -285,7 +285,9 @@ final class SyncManagerTests: XCTestCase {
         XCTAssertThrowsError(try MirrorDocument.split(v3Envelope: Data(#"{"status":401,"message":"no"}"#.utf8)))
     }
 
-    func testSplitAndIndex10kDocumentsQuickly() throws {
+    /// A 10,000-document v3 page splits into documents with their identifiers, dates and exact
+    /// raw bytes (the speed of this is measured in `lookout-bench P8`, not asserted here).
+    func testSplitAndIndex10kDocuments() throws {
         var parts: [String] = []
         for i in 0..<10_000 {
             let ms = 1_714_557_600_000 + Int64(i) * 300_000
@@ -295,23 +297,12 @@ final class SyncManagerTests: XCTestCase {
                 + #""srvCreated":\#(ms + 1000),"subject":"uploader","noise":1,"filtered":120000,"unfiltered":118000}"#)
         }
         let body = Data(("{\"status\":200,\"result\":[" + parts.joined(separator: ",") + "]}").utf8)
-        let started = Date()
         let split = try MirrorDocument.split(v3Envelope: body)
-        let elapsed = Date().timeIntervalSince(started)
         XCTAssertEqual(split.count, 10_000)
         XCTAssertEqual(split[9_999].identifier, "id-9999")
         XCTAssertEqual(split[9_999].date, 1_714_557_600_000 + 9_999 * 300_000)
         XCTAssertEqual(String(decoding: split[123].raw, as: UTF8.self), parts[123])
 
-        // For comparison: JSONSerialization, then re-serialising every element.
-        let t0 = Date()
-        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
-        let result = object?["result"] as? [[String: Any]] ?? []
-        let reserialised = try result.map { try JSONSerialization.data(withJSONObject: $0) }
-        let foundation = Date().timeIntervalSince(t0)
-        XCTAssertEqual(reserialised.count, 10_000)
-        print("SyncManagerTests: split+index 10k docs (\(body.count) bytes): scanner \(Int(elapsed * 1000)) ms, "
-              + "JSONSerialization+reserialise \(Int(foundation * 1000)) ms")
-        XCTAssertLessThan(elapsed, 5, "debug build budget")
+        XCTAssertEqual(Set(split.map(\.identifier)).count, 10_000, "every document indexed under its own identifier")
     }
 }

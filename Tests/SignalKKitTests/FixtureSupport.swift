@@ -1,4 +1,5 @@
 import Foundation
+import LookoutTestSupport
 import XCTest
 
 /// Locates the Signal K fixtures (CC BY-SA 2.0, read at run time, never copied into the repo).
@@ -16,14 +17,14 @@ enum Fixtures {
     static func data(_ name: String) throws -> Data {
         let url = directory.appendingPathComponent(name)
         guard FileManager.default.fileExists(atPath: url.path) else {
-            throw XCTSkip("Signal K fixture \(name) not found at \(url.path) (shared/fixtures/signalk is CC BY-SA and may have been removed)")
+            throw skipTest("Signal K fixture \(name) not found at \(url.path) (shared/fixtures/signalk is CC BY-SA and may have been removed)")
         }
         return try Data(contentsOf: url)
     }
 
     static func allJSONFiles() throws -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
-            throw XCTSkip("Signal K fixtures directory not found at \(directory.path)")
+            throw skipTest("Signal K fixtures directory not found at \(directory.path)")
         }
         return names.filter { $0.hasSuffix(".json") }.sorted()
     }

@@ -169,19 +169,15 @@ final class SKMessageTests: XCTestCase {
         }
     }
 
-    /// Parse throughput. Debug builds are much slower than release; the release figure comes from
-    /// compiling these sources with -O (see the report). Here we only guard against pathologies.
-    func testParseThroughput() throws {
-        let frame = Array(#"{"context":"vessels.urn:mrn:imo:mmsi:230099999","updates":[{"source":{"label":"can0","type":"NMEA2000","pgn":129026,"src":"3"},"$source":"can0.3","timestamp":"2026-08-22T17:01:03.120Z","values":[{"path":"navigation.speedOverGround","value":3.21}]}]}"#.utf8)
+    /// Many deltas parsed and stored in a row keep the model consistent (the speed of this is
+    /// measured in `lookout-bench P8`, not asserted here).
+    func testManyDeltasParsedAndStoredKeepTheLatestValue() throws {
         var model = SKDataModel(selfContext: "vessels.urn:mrn:imo:mmsi:230099999")
-        let n = 20_000
-        let start = Date()
-        for _ in 0..<n {
-            if case .delta(let d) = try SKServerMessage.parse(frame) { model.apply(d) }
+        for i in 0..<2_000 {
+            let frame = Array(#"{"context":"vessels.urn:mrn:imo:mmsi:230099999","updates":[{"source":{"label":"can0","type":"NMEA2000","pgn":129026,"src":"3"},"$source":"can0.3","timestamp":"2026-08-22T17:01:03.120Z","values":[{"path":"navigation.speedOverGround","value":\#(i).5}]}]}"#.utf8)
+            guard case .delta(let d) = try SKServerMessage.parse(frame) else { return XCTFail("frame \(i) is not a delta") }
+            model.apply(d)
         }
-        let rate = Double(n) / Date().timeIntervalSince(start)
-        print("SignalKKit parse+store throughput (this build): \(Int(rate)) deltas/s")
-        XCTAssertEqual(model.value("navigation.speedOverGround"), 3.21)
-        XCTAssertGreaterThan(rate, 5_000)
+        XCTAssertEqual(model.value("navigation.speedOverGround"), 1999.5)
     }
 }

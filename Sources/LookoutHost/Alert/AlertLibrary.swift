@@ -187,7 +187,13 @@ end
 
 local alert_mt = { __name = "alert.Alert" }
 alert_mt.__index = alert_mt
-alert_mt.__tostring = function(a) return "alert " .. a.id .. " (" .. (a.st.state or "new") .. ")" end
+-- Before its first check an alert has no state (`st`): it shows as "new"; raw reads, so nothing
+-- a script put in the alert table can make tostring raise.
+alert_mt.__tostring = function(a)
+  local st = rawget(a, "st")
+  local state = type(st) == "table" and rawget(st, "state") or "new"
+  return "alert " .. tostring(rawget(a, "id")) .. " (" .. tostring(state) .. ")"
+end
 
 local KNOWN = {
   id = "string", title = "string", severity = "string", series = "function", when = "condition", clear = "condition",

@@ -9,6 +9,7 @@ import Lua
 /// memory = "64MB"   # per Lua state
 /// cpu = "5s"        # CPU time a task may run without waiting
 /// time = "0"        # wall-clock limit per run; 0 or "none" = no limit
+/// store = "10MB"    # what one script may keep in `store`; 0 or "none" = no quota
 /// [log]
 /// level = "info"
 /// [nightscout.home]
@@ -29,16 +30,23 @@ public struct HostConfig: Sendable {
         public var cpuSeconds: Double
         /// Wall-clock limit for one run in seconds; `nil` for no limit (the default).
         public var timeSeconds: Double?
+        /// Bytes of keys and values one script may keep in `store`; `nil` for no quota
+        /// (default 10 MiB).
+        public var storeBytes: Int?
 
-        /// The defaults: 64 MiB, 5 s of CPU, no wall-clock limit.
+        /// The defaults: 64 MiB, 5 s of CPU, no wall-clock limit, 10 MiB of `store`.
         public static let defaults = Limits(memoryBytes: 64 << 20, cpuSeconds: 5, timeSeconds: nil)
 
         /// Creates limits.
-        public init(memoryBytes: Int, cpuSeconds: Double, timeSeconds: Double?) {
+        public init(memoryBytes: Int, cpuSeconds: Double, timeSeconds: Double?, storeBytes: Int? = 10 << 20) {
             self.memoryBytes = memoryBytes
             self.cpuSeconds = cpuSeconds
             self.timeSeconds = timeSeconds
+            self.storeBytes = storeBytes
         }
+
+        /// The `store` quota of each script, if any.
+        public var storeQuota: StoreQuota? { storeBytes.map { StoreQuota(bytes: $0) } }
     }
 
     /// Log levels of `[log] level`, least to most severe; raw values match swift-log's
@@ -150,6 +158,9 @@ public struct HostConfig: Sendable {
         }
         if let time = table.value(atPath: ["limits", "time"]) {
             limits.timeSeconds = HostConfigSchema.isUnlimited(time) ? nil : Quantities.duration(time)
+        }
+        if let store = table.value(atPath: ["limits", "store"]) {
+            limits.storeBytes = HostConfigSchema.isUnlimitedSize(store) ? nil : Quantities.size(store)
         }
         self.limits = limits
         let level = table.value(atPath: ["log", "level"])?.stringValue?.lowercased()

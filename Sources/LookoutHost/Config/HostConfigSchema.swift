@@ -34,6 +34,7 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "memory", validate: checkSize),
                 HostConfigKeySpec(name: "cpu", validate: checkPositiveDuration),
                 HostConfigKeySpec(name: "time", validate: checkOptionalDuration),
+                HostConfigKeySpec(name: "store", validate: checkOptionalSize),
             ]),
             "log": .settings([
                 HostConfigKeySpec(name: "level", validate: checkLogLevel)
@@ -67,6 +68,18 @@ enum HostConfigSchema {
             return "expected a size such as \"64MB\" or \"512KB\" (powers of 1024), got \(shown(value))"
         }
         return bytes > 0 ? nil : "must be more than 0 bytes"
+    }
+
+    /// A size, or 0 or "none" for no limit.
+    static func checkOptionalSize(_ value: TOMLValue) -> String? {
+        if isUnlimitedSize(value) || Quantities.size(value) != nil { return nil }
+        return "expected a size such as \"10MB\" or \"512KB\" (powers of 1024), or 0 or \"none\" for no limit, got \(shown(value))"
+    }
+
+    /// `0`, `"0"` or `"none"`: no size limit.
+    static func isUnlimitedSize(_ value: TOMLValue) -> Bool {
+        if let text = value.stringValue, text.lowercased() == "none" { return true }
+        return Quantities.size(value) == 0
     }
 
     static func checkPositiveDuration(_ value: TOMLValue) -> String? {

@@ -117,16 +117,38 @@ extension HostConfig {
             value.removeLast()
         }
         guard !value.isEmpty else { throw secretError(entry, keyPath, "secret file \(path) is empty") }
-        var warnings: [String] = []
-        if let mode = (try? manager.attributesOfItem(atPath: path))?[.posixPermissions] as? Int,
-            mode & 0o044 != 0
-        {
-            let octal = String(mode & 0o777, radix: 8)
-            let location = "\(fileName):\(entry.line): \(ConfigWording.keyPath(keyPath))"
-            warnings.append(
-                "\(location): secret file \(path) can be read by other users (mode 0\(octal)); "
-                    + "run: chmod 600 \(path)")
-        }
+        let warnings = readableByOthers(path, entry: entry, keyPath: keyPath).map { [$0] } ?? []
         return Secret(value: value, source: .file(path: path), warnings: warnings)
+    }
+
+    /// The warning for a secret file that group or others can read, or nil.
+    private func readableByOthers(_ path: String, entry: TOMLTable.Entry, keyPath: [String]) -> String? {
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int,
+              mode & 0o044 != 0 else { return nil }
+        let octal = String(mode & 0o777, radix: 8)
+        let location = "\(fileName):\(entry.line): \(ConfigWording.keyPath(keyPath))"
+        return "\(location): secret file \(path) can be read by other users (mode 0\(octal)); run: chmod 600 \(path)"
+    }
+
+    /// A warning for every `…_file` secret of every profile (services and notification channels)
+    /// whose file group or others can read; files that do not exist are left to the code that
+    /// reads them. Never reads a file's content. `lookout run` and `serve` print these once at
+    /// start (standard error), `lookout doctor` lists them.
+    public func secretFileWarnings(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        var warnings: [String] = []
+        for service in HostConfig.knownServices + ["notify"] {
+            for profile in profiles(service: service) {
+                guard let table = table.value(atPath: [service, profile])?.tableValue else { continue }
+                for entry in table.entries where entry.key.hasSuffix("_file") {
+                    guard let file = entry.value.stringValue else { continue }
+                    var path = LookoutPaths.expandTilde(file, environment: environment)
+                    if !path.hasPrefix("/") { path = (baseDirectory ?? FileManager.default.currentDirectoryPath) + "/" + path }
+                    if let warning = readableByOthers(path, entry: entry, keyPath: [service, profile, entry.key]) {
+                        warnings.append(warning)
+                    }
+                }
+            }
+        }
+        return warnings
     }
 }

@@ -42,6 +42,9 @@ public struct Doctor: Sendable {
             add(DoctorCheck("config", .ok, (exists ? paths.configFile : "no config file (\(paths.configFile)); built-in defaults")
                 + (profiles.isEmpty ? ", no profiles" : ", profiles: " + profiles.joined(separator: ", "))))
         }
+        if case .success(let config) = config {
+            for warning in config.secretFileWarnings(environment: environment) { add(DoctorCheck("secrets", .warning, warning)) }
+        }
         for c in await stateChecks() { add(c) }
         guard case .success(let config) = config else { return checks }
         for name in config.profiles(service: "nightscout") { add(await nightscout(name, config: config)) }

@@ -19,25 +19,29 @@ struct StoreModule: LuaModule {
     let open: @Sendable () throws -> StateStore
     /// Names the database in lock keys (its path).
     let databaseID: String
+    /// What each script may keep (`[limits] store`); nil: no quota.
+    let quota: StoreQuota?
 
     /// A module over an open store (tests, or a host that opened it already).
-    init(store: StateStore) {
+    init(store: StateStore, quota: StoreQuota? = HostConfig.Limits.defaults.storeQuota) {
         open = { store }
         databaseID = store.identity
+        self.quota = quota
     }
 
     /// A module over the process's store at `paths.databaseFile`, opened when a script first
     /// uses it (an error opening it is the `err` of that call).
-    init(paths: LookoutPaths) {
+    init(paths: LookoutPaths, quota: StoreQuota? = HostConfig.Limits.defaults.storeQuota) {
         open = { try StateStore.shared(paths: paths) }
         databaseID = paths.databaseFile
+        self.quota = quota
     }
 
     /// Longest key, in bytes.
     static let maximumKeyLength = 1024
 
     func push(into engine: LuaEngine, stack: LuaStack) throws {
-        let session = StoreSession(open: open, databaseID: databaseID, script: engine.options.name)
+        let session = StoreSession(open: open, databaseID: databaseID, script: engine.options.name, quota: quota)
         engine.pushLibrary([
             "get": { call in try session.get(call) },
             "set": { call in try session.set(call) },
@@ -54,6 +58,8 @@ struct StoreSession: Sendable {
     let open: @Sendable () throws -> StateStore
     let databaseID: String
     let script: String
+    /// What the script may keep; a write over it is `nil, err` with `err.code == "quota"`.
+    let quota: StoreQuota?
 
     /// Runs a database operation off the Lua thread; failures become the error scripts see.
     func run<T: Sendable>(_ body: @escaping @Sendable (StateStore) async throws -> T) -> @Sendable () async -> Result<T, LuaErrorInfo> {
@@ -148,8 +154,8 @@ struct StoreSession: Sendable {
 
     private func write(_ call: LuaCall, key: String, json: [UInt8]?, what: String) throws -> LuaReturn {
         let engine = call.engine
-        let script = self.script
-        return try call.wait("\(what) \(String(reflecting: key))", run { try await $0.setValue(json, script: script, key: key) }) {
+        let script = self.script, quota = self.quota
+        return try call.wait("\(what) \(String(reflecting: key))", run { try await $0.setValue(json, script: script, key: key, quota: quota) }) {
             stack, result in
             if case .failure(let error) = result { return StoreSession.fail(error, on: stack, engine: engine) }
             stack.push(true)

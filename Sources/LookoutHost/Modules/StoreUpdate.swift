@@ -148,10 +148,10 @@ enum StoreUpdate {
                     return call.returning(
                         .nil, .text("store.update: the function returned a value that is not JSON-encodable: \(error.message)"))
                 }
-                let script = session.script
+                let script = session.script, quota = session.quota
                 let engine = call.engine
                 return try call.wait("store.update write", session.run {
-                    try await $0.replaceValue(script: script, key: key, expected: expected, with: json)
+                    try await $0.replaceValue(script: script, key: key, expected: expected, with: json, quota: quota)
                 }) { stack, result in
                     switch result {
                     case .success(let replaced):

@@ -171,21 +171,23 @@ extension StateStore {
         }
     }
 
-    /// Stores JSON text under `key` for `script`; nil deletes the key.
-    public func setValue(_ json: [UInt8]?, script: String, key: String) async throws(StateStoreError) {
-        try await write { db in try StateStore.put(json, script: script, key: key, in: db) }
+    /// Stores JSON text under `key` for `script`; nil deletes the key. With a `quota` (bytes of
+    /// keys and values the script may keep), a write that would take the script over it, and
+    /// grows what it keeps, throws an error with code `quota` and stores nothing.
+    public func setValue(_ json: [UInt8]?, script: String, key: String, quota: StoreQuota? = nil) async throws(StateStoreError) {
+        try await write { db in try StateStore.put(json, script: script, key: key, quota: quota, in: db) }
     }
 
     /// Replaces the value only if it is still `expected` (nil: the key is absent), in one
     /// transaction: the compare-and-swap under `store.update`. Returns whether it was replaced.
     public func replaceValue(
-        script: String, key: String, expected: [UInt8]?, with json: [UInt8]?
+        script: String, key: String, expected: [UInt8]?, with json: [UInt8]?, quota: StoreQuota? = nil
     ) async throws(StateStoreError) -> Bool {
         try await write { db in
             let current = try Data.fetchOne(
                 db, sql: "SELECT value FROM kv WHERE script = ? AND key = ?", arguments: [script, key])
             guard current.map({ [UInt8]($0) }) == expected else { return false }
-            try StateStore.put(json, script: script, key: key, in: db)
+            try StateStore.put(json, script: script, key: key, quota: quota, in: db)
             return true
         }
     }
@@ -214,10 +216,24 @@ extension StateStore {
         }
     }
 
-    private static func put(_ json: [UInt8]?, script: String, key: String, in db: Database) throws {
+    private static func put(_ json: [UInt8]?, script: String, key: String, quota: StoreQuota? = nil, in db: Database) throws {
         guard let json else {
             try db.execute(sql: "DELETE FROM kv WHERE script = ? AND key = ?", arguments: [script, key])
             return
+        }
+        if let quota {
+            // In the write transaction: two writers cannot both slip under the quota.
+            let others = try Int.fetchOne(db, sql: """
+                SELECT COALESCE(SUM(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))), 0)
+                FROM kv WHERE script = ? AND key != ?
+                """, arguments: [script, key]) ?? 0
+            let old = try Int.fetchOne(db, sql: """
+                SELECT length(CAST(key AS BLOB)) + length(CAST(value AS BLOB)) FROM kv WHERE script = ? AND key = ?
+                """, arguments: [script, key]) ?? 0
+            let new = key.utf8.count + json.count
+            if others + new > quota.bytes, new > old {
+                throw StoreQuotaExceeded(script: script, key: key, wouldUse: others + new, quota: quota)
+            }
         }
         let stored: any DatabaseValueConvertible = String(validating: json, as: UTF8.self) ?? Data(json)
         try db.execute(
@@ -258,6 +274,8 @@ public struct StateStoreError: Error, CustomStringConvertible, Sendable, LuaErro
     public var message: String
     /// Whether trying again later may help (the database was busy).
     public var retryable: Bool
+    /// The script's `err.code`: `store`, or `quota` when a script's `store` quota refused a write.
+    public var code = "store"
 
     /// An error with a message.
     public init(file: String, message: String, retryable: Bool = false) {
@@ -269,6 +287,12 @@ public struct StateStoreError: Error, CustomStringConvertible, Sendable, LuaErro
     /// An error from SQLite/GRDB, in plain words.
     init(file: String, underlying error: any Error) {
         self.file = file
+        if let quota = error as? StoreQuotaExceeded {
+            message = quota.description
+            retryable = false
+            code = "quota"
+            return
+        }
         if error is CancellationError {
             message = "cancelled"
             retryable = false
@@ -299,11 +323,11 @@ public struct StateStoreError: Error, CustomStringConvertible, Sendable, LuaErro
     }
 
     /// `state database /path/lookout.sqlite3: <message>`.
-    public var description: String { "state database \(file): \(message)" }
+    public var description: String { code == "quota" ? message : "state database \(file): \(message)" }
 
     /// How scripts see it.
     public var luaError: LuaErrorInfo {
-        LuaErrorInfo(code: "store", message: description, retryable: retryable)
+        LuaErrorInfo(code: code, message: description, retryable: retryable)
     }
 }
 

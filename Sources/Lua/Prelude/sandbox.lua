@@ -8,6 +8,7 @@ local AWAIT = host.await_token
 local drop_wait, find_module = host.drop_wait, host.find_module
 local pack, unpack, select, type, error = table.pack, table.unpack, select, type, error
 local tostring, concat, write = tostring, table.concat, host.write
+local find, raw_require = string.find, require
 local raw_resume, raw_yield, raw_create = coroutine.resume, coroutine.yield, coroutine.create
 local isyieldable, raw_close, raw_status = coroutine.isyieldable, coroutine.close, coroutine.status
 
@@ -69,6 +70,15 @@ package.searchers = {
   end,
 }
 
+-- Lua's own `require` hands searchers the name as C text, cut at the first "\0", so
+-- `require "x\0anything"` would load x.lua: refuse such names before they get there.
+function require(name)
+  if type(name) == "string" and find(name, "\0", 1, true) then
+    error("bad argument #1 to 'require' (module names cannot contain '\\0')", 2)
+  end
+  return raw_require(name)
+end
+
 string.dump = nil
 local raw_collectgarbage = collectgarbage
 local allowed_gc = { collect = true, count = true, step = true, isrunning = true }
@@ -91,6 +101,7 @@ end
 local traceback = debug.traceback
 if not host.trusted then
   dofile, loadfile = nil, nil
+  package.searchpath = nil   -- it opens any path: it would tell a script which files exist
   io = nil
   package.loaded.io = nil
   os = { time = os.time, clock = os.clock, date = os.date, difftime = os.difftime }

@@ -49,6 +49,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = try HostEnvironment.load()
+        environment.warnAboutSecretFiles()
         let logger = environment.bootstrapLogging(verbose: script.verbose)
         let health = HealthRegistry()
         let base = try environment.luaOptions(
