@@ -166,7 +166,6 @@ final class EscapeLimitsTests: XCTestCase {
             local h = task.spawn(function() sleep(5) end)
             local ok, err = task.wait(h, 0.01)
             print(ok, err.code, tostring(err), getmetatable(err))
-            task.cancel(h)
             """)
         XCTAssertEqual(outcome.exitCode, 0, "\(t.errors)")
         XCTAssertEqual(t.lines, ["false\ttimeout\tthe task did not end in time\tfalse"])
