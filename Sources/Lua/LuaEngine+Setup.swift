@@ -7,9 +7,13 @@ extension LuaEngine {
     func installCore() throws {
         let s = LuaStack(L)
         // Error tables: `tostring(err)` gives "service: HTTP 401: message".
-        s.pushTable(fields: 2)
+        s.pushTable(fields: 3)
         s.push("lookout.error")
         s.setField("__name", in: -2)
+        // Hidden from getmetatable: a script adding __gc to it would have the host mark every later
+        // error table for a finalizer (lua_setmetatable), which would run without limits.
+        s.push(false)
+        s.setField("__metatable", in: -2)
         pushFunction("__tostring") { call in
             let t = call.index(1)
             func field(_ key: String) -> String? {

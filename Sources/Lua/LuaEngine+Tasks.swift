@@ -70,12 +70,16 @@ extension LuaEngine {
         current = task
         task.status = .running
         budget.pointee.tripped = Int32(SHIM_TRIP_NONE)
+        budget.pointee.mark = shim_now_ns()
         if options.cpuLimit > 0 {
-            budget.pointee.slice_deadline = shim_now_ns() + budget.pointee.slice_limit_ns
+            budget.pointee.slice_deadline = budget.pointee.mark + budget.pointee.slice_limit_ns
         }
         var nresults: Int32 = 0
+        budget.pointee.task_thread = task.thread
         let status = lua_resume(task.thread, nil, nargs, &nresults)
+        budget.pointee.task_thread = nil
         budget.pointee.slice_deadline = 0
+        budget.pointee.mark = shim_now_ns()
         current = nil
         critical { settle(task, status: status, results: nresults) }
     }
@@ -83,6 +87,12 @@ extension LuaEngine {
     private func settle(_ task: LuaTask, status: Int32, results: Int32) {
         let co = task.thread
         switch status {
+        case LUA_YIELD where budget.pointee.trip_yielded != 0:
+            // The hook stopped the task at a limit (see shim.c limit_error): it ends with that error,
+            // its <close> variables running with the hook on.
+            shim_pop(co, results)
+            shim_pushtripmessage(co)
+            fail(task)
         case LUA_YIELD:
             let isAwait = results >= 1 && lua_type(co, -1) == LUA_TLIGHTUSERDATA
                 && lua_touserdata(co, -1) == shim_await_token()

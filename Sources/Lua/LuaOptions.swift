@@ -8,6 +8,9 @@ public struct LuaOptions: Sendable {
     public var cpuLimit: Double = 5
     /// Wall-clock seconds for the whole run; 0 = no limit.
     public var timeLimit: Double = 0
+    /// Seconds past a limit after which a state that did not stop counts as stuck
+    /// (``LuaRuntime/stall(grace:now:)``): `run` exits, `serve` quarantines the script.
+    public var stallGrace: Double = 2
     /// `io` and `os` restored (the user's own scripts only).
     public var trusted = false
     /// Folder `require` searches besides the bundled modules.

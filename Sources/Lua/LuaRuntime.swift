@@ -187,5 +187,7 @@ final class BudgetBox: @unchecked Sendable {
     }
 
     func interrupt() { lock.withLock { if let p = _pointer { shim_interrupt(p, 1) } } }
+    /// Runs `body` with the pointer while no one can clear it (the state stays allocated meanwhile).
+    func lockedPointer<T>(_ body: (UnsafeMutablePointer<ShimBudget>?) -> T) -> T { lock.withLock { body(_pointer) } }
     func clearInterrupt() { lock.withLock { if let p = _pointer { shim_interrupt(p, 0) } } }
 }

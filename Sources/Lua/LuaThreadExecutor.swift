@@ -34,6 +34,10 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
     private var holds = 0
     /// In virtual mode, the one timer that stays on real time (the run's wall-clock limit).
     private var realTimer: (id: UInt64, deadline: Int64)?
+    /// `shim_now_ns()` when the running job or timer handler started; 0 while the thread waits.
+    private var busySince: Int64 = 0
+    /// The thread's kernel id (Linux; -1 elsewhere), written once before `init` returns.
+    private var kernelThreadID: Int64 = -1
 
     /// Starts the executor's thread.
     /// - Parameters:
@@ -54,6 +58,7 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             self.threadID = pthread_self()
+            self.kernelThreadID = shim_thread_id()
             started.signal()
             self.loop()
         }
@@ -164,6 +169,27 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
         return timers.count
     }
 
+    /// Since when (`shim_now_ns()`) the thread has been running its current job or timer handler;
+    /// nil while it waits for work. Any thread may ask (the stall watchdog does).
+    public var busy: Int64? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return busySince == 0 ? nil : busySince
+    }
+
+    /// Lowers the thread's scheduling priority as far as it goes (Linux): for the thread of a state
+    /// that is stuck and abandoned, which keeps running but should only get idle CPU time.
+    public func deprioritize() { _ = shim_deprioritize(kernelThreadID) }
+
+    /// Runs `body` with the mutex released, marking the thread busy meanwhile.
+    private func unlocked(_ body: () -> Void) {
+        busySince = shim_now_ns()
+        pthread_mutex_unlock(mutex)
+        body()
+        pthread_mutex_lock(mutex)
+        busySince = 0
+    }
+
     /// Lets the thread finish the jobs it has and exit.
     public func shutdown() {
         pthread_mutex_lock(mutex)
@@ -182,9 +208,7 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
                     jobs.removeFirst(jobHead)
                     jobHead = 0
                 }
-                pthread_mutex_unlock(mutex)
-                job.runSynchronously(on: asUnownedSerialExecutor())
-                pthread_mutex_lock(mutex)
+                unlocked { job.runSynchronously(on: asUnownedSerialExecutor()) }
                 continue
             }
             if jobHead > 0 {
@@ -198,9 +222,7 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
             let now = shim_now_ns()
             let due = timers.popDue(now: now)
             if !due.isEmpty, let handler = onTimers {
-                pthread_mutex_unlock(mutex)
-                handler(due)
-                pthread_mutex_lock(mutex)
+                unlocked { handler(due) }
                 continue
             }
             if stopping { break }
@@ -220,23 +242,17 @@ public final class LuaThreadExecutor: SerialExecutor, @unchecked Sendable {
     private func runVirtualStep(_ virtual: LuaVirtualTime) -> Bool {
         if let real = realTimer, shim_now_ns() >= real.deadline, let handler = onTimers {
             realTimer = nil
-            pthread_mutex_unlock(mutex)
-            handler([real.id])
-            pthread_mutex_lock(mutex)
+            unlocked { handler([real.id]) }
             return true
         }
         let due = timers.popDue(now: virtual.elapsed)
         if !due.isEmpty, let handler = onTimers {
-            pthread_mutex_unlock(mutex)
-            handler(due)
-            pthread_mutex_lock(mutex)
+            unlocked { handler(due) }
             return true
         }
         if stopping { return false }
         if holds == 0, let next = timers.nextDeadline {
-            pthread_mutex_unlock(mutex)
-            virtual.advance(to: next)  // runs the advance handler on this thread
-            pthread_mutex_lock(mutex)
+            unlocked { virtual.advance(to: next) }  // runs the advance handler on this thread
             return true
         }
         if let real = realTimer {

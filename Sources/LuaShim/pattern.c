@@ -21,8 +21,6 @@
 #include "shim.h"
 
 #include <ctype.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 
 enum {
@@ -68,25 +66,7 @@ static void matcher_init(Matcher *m, lua_State *L, const char *s, size_t ls, con
 // Raises when the script must stop; same messages and tripped codes as the host's count hook.
 static void budget_check(Matcher *m) {
     m->steps_left = STEP_QUANTUM;
-    ShimBudget *b = shim_budget(m->L);
-    if (b == NULL) return;
-    if (atomic_load_explicit((_Atomic int *)&b->interrupt, memory_order_relaxed)) {
-        b->tripped = SHIM_TRIP_INTERRUPT;
-        luaL_error(m->L, "interrupted!");
-    }
-    if (b->slice_deadline == 0 && b->run_deadline == 0) return;
-    int64_t now = shim_now_ns();
-    if (b->slice_deadline != 0 && now > b->slice_deadline) {
-        // lua_pushfstring has no "%.1f": format the number first.
-        char seconds[32];
-        snprintf(seconds, sizeof seconds, "%.1f", (double)b->slice_limit_ns / 1e9);
-        b->tripped = SHIM_TRIP_CPU;
-        luaL_error(m->L, "CPU limit exceeded: ran %s s without waiting (see --cpu-limit)", seconds);
-    }
-    if (b->run_deadline != 0 && now > b->run_deadline) {
-        b->tripped = SHIM_TRIP_TIME;
-        luaL_error(m->L, "time limit exceeded (see --time-limit)");
-    }
+    shim_check_budget(m->L);
 }
 
 // Counts `steps` units of work; the clock is read only once the countdown runs out.

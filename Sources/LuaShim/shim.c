@@ -6,6 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 static shim_dispatch_fn g_dispatch;
 static shim_release_fn g_release;
@@ -27,6 +32,24 @@ int64_t shim_now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t shim_thread_id(void) {
+#ifdef __linux__
+    return (int64_t)syscall(SYS_gettid);
+#else
+    return -1;
+#endif
+}
+
+int shim_deprioritize(int64_t thread_id) {
+#ifdef __linux__
+    if (thread_id <= 0) return -1;
+    return setpriority(PRIO_PROCESS, (id_t)thread_id, 19); // Linux: per-thread nice value
+#else
+    (void)thread_id;
+    return -1;
+#endif
+}
+
 // ---- Allocator ------------------------------------------------------------------------------------
 
 static void *shim_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -39,7 +62,8 @@ static void *shim_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     }
     if (nsize > old && b->limit > 0 && b->host_critical == 0) {
         // Deny growth only; the comparison cannot overflow.
-        if (b->used >= b->limit || nsize - old > b->limit - b->used) return NULL;
+        size_t cap = b->limit + (b->grace > 0 ? SHIM_OVERDRAFT : 0);
+        if (b->used >= cap || nsize - old > cap - b->used) return NULL;
     }
     void *q = realloc(ptr, nsize);
     if (q == NULL) return nsize <= old ? ptr : NULL; // a shrink never fails
@@ -114,38 +138,139 @@ int shim_openlibs(lua_State *L) {
 
 // ---- Hook: deadlines and interrupts ---------------------------------------------------------------
 
-/// Raises a limit error from a hook: position of the running Lua function, then the message.
-/// The hook then fires on every instruction of this thread, so a `pcall` in the script cannot
-/// swallow the error: it escapes one protected level per instruction until the task ends.
-static int limit_error(lua_State *L, ShimBudget *b, int trip, const char *message) {
+/// Stops the running code at a limit: position of the nearest Lua function from `level` up, then
+/// the message.
+///
+/// From the hook (level 0) on the running task's own thread, when it can yield, the hook yields
+/// instead of raising and the scheduler ends the task (shim_pushtripmessage): an error raised
+/// inside a hook leaves Lua's `allowhook` off on that thread (luaD_hook never gets to turn it back
+/// on), so the message handlers and `<close>` handlers that run while the error unwinds would run
+/// with no hook at all, and a loop there could never be stopped. Returns 1 after such a yield (the
+/// hook must return at once).
+///
+/// Otherwise it raises; the hook then fires on every instruction of this thread, so a `pcall` in
+/// the script cannot swallow the error: it escapes one protected level per instruction until the
+/// task ends.
+static int limit_error(lua_State *L, ShimBudget *b, int trip, const char *message, int level) {
     b->tripped = trip;
+    char text[sizeof b->trip_message];
+    text[0] = 0;
+    lua_Debug ar;
+    for (int i = level; lua_getstack(L, i, &ar); i++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(text, sizeof text, "%s:%d: ", ar.short_src, ar.currentline);
+            break;
+        }
+    }
+    size_t used = strlen(text);
+    snprintf(text + used, sizeof text - used, "%s", message);
+    if (level == 0 && L == b->task_thread && lua_isyieldable(L)) {
+        memcpy(b->trip_message, text, sizeof text);
+        b->trip_yielded = 1;
+        lua_yield(L, 0);
+        return 1;
+    }
     lua_sethook(L, lua_gethook(L), LUA_MASKCOUNT, 1);
-    luaL_where(L, 0);
-    lua_pushstring(L, message);
-    lua_concat(L, 2);
+    lua_pushstring(L, text);
     return lua_error(L);
 }
 
-static void shim_hook(lua_State *L, lua_Debug *ar) {
-    (void)ar;
+void shim_pushtripmessage(lua_State *co) {
+    ShimBudget *b = shim_budget(co);
+    b->trip_yielded = 0;
+    lua_pushstring(co, b->trip_message);
+}
+
+/// Raises when a limit has been reached: the interrupt flag, the CPU deadline of the slice, the
+/// wall-clock deadline of the run. `level` 0 names the running Lua function (the hook), 1 its caller
+/// (a C function checking its own loop).
+static void check_limits(lua_State *L, int level) {
     ShimBudget *b = shim_budget(L);
     if (atomic_load_explicit((_Atomic int *)&b->interrupt, memory_order_relaxed)) {
-        limit_error(L, b, SHIM_TRIP_INTERRUPT, "interrupted!");
+        if (limit_error(L, b, SHIM_TRIP_INTERRUPT, "interrupted!", level)) return;
     }
     if (b->slice_deadline == 0 && b->run_deadline == 0) return;
     int64_t now = shim_now_ns();
     if (b->slice_deadline != 0 && now > b->slice_deadline) {
-        char message[96]; // lua_pushfstring has no %.1f
+        char message[128]; // lua_pushfstring has no %.1f
         snprintf(message, sizeof message, "CPU limit exceeded: ran %.1f s without waiting (see --cpu-limit)",
                  (double)b->slice_limit_ns / 1e9);
-        limit_error(L, b, SHIM_TRIP_CPU, message);
+        if (b->grace > 0)
+            snprintf(message, sizeof message,
+                     "CPU limit exceeded: error handling or a <close> variable ran %.1f s (see --cpu-limit)",
+                     (double)b->slice_limit_ns / 1e9);
+        if (limit_error(L, b, SHIM_TRIP_CPU, message, level)) return;
     }
     if (b->run_deadline != 0 && now > b->run_deadline) {
-        limit_error(L, b, SHIM_TRIP_TIME, "time limit exceeded (see --time-limit)");
+        limit_error(L, b, SHIM_TRIP_TIME, "time limit exceeded (see --time-limit)", level);
     }
 }
 
-void shim_sethook(lua_State *L, int count) { lua_sethook(L, shim_hook, LUA_MASKCOUNT, count); }
+static void shim_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    check_limits(L, 0);
+}
+
+void shim_check_budget(lua_State *L) { check_limits(L, 1); }
+
+void shim_sethook(lua_State *L, int count) {
+    shim_budget(L)->hook_count = count;
+    lua_sethook(L, shim_hook, LUA_MASKCOUNT, count);
+}
+
+// ---- Grace: script code the host runs for itself ----------------------------------------------------
+//
+// The host calls script code outside a task's slice, or while it marshals values with allocation
+// failures disabled: the message handler and __tostring of an error object, <close> handlers of a
+// failed or cancelled task, callbacks and modules run by bindings. That code must not get the
+// host's unlimited memory nor run without a CPU limit: it allocates up to SHIM_OVERDRAFT beyond
+// the memory limit, and gets the CPU limit of a slice unless a slice is already running (the
+// wall-clock limit of the run applies as always). A limit error there ends the protected call.
+
+typedef struct Grace {
+    int critical;
+    int64_t slice;
+} Grace;
+
+static void grace_begin(ShimBudget *b, Grace *g) {
+    g->critical = b->host_critical;
+    g->slice = b->slice_deadline;
+    b->host_critical = 0;
+    b->grace++;
+    b->mark = shim_now_ns();
+    if (b->slice_deadline == 0 && b->slice_limit_ns > 0) b->slice_deadline = shim_now_ns() + b->slice_limit_ns;
+}
+
+/// Ends a grace period that ran on L. A limit error leaves the hook firing on every instruction
+/// of L (see limit_error); the host's own thread gets its normal count back.
+static void grace_end(lua_State *L, ShimBudget *b, const Grace *g) {
+    b->grace--;
+    b->host_critical = g->critical;
+    b->slice_deadline = g->slice;
+    b->mark = shim_now_ns();
+    if (b->hook_count > 0 && lua_gethookcount(L) != b->hook_count && lua_gethook(L) == shim_hook)
+        lua_sethook(L, shim_hook, LUA_MASKCOUNT, b->hook_count);
+}
+
+/// lua_pcall under grace.
+static int grace_pcall(lua_State *L, int nargs, int nresults, int msgh) {
+    ShimBudget *b = shim_budget(L);
+    Grace g;
+    grace_begin(b, &g);
+    int status = lua_pcall(L, nargs, nresults, msgh);
+    grace_end(L, b, &g);
+    return status;
+}
+
+ShimBudgetSnapshot shim_budget_snapshot(const ShimBudget *budget) {
+    // The executor thread writes these fields with plain stores; an aligned 64-bit load sees
+    // either the old or the new value, which is all the watchdog needs (it re-reads every tick).
+    ShimBudgetSnapshot s;
+    s.slice_deadline = atomic_load_explicit((_Atomic int64_t *)&budget->slice_deadline, memory_order_relaxed);
+    s.run_deadline = atomic_load_explicit((_Atomic int64_t *)&budget->run_deadline, memory_order_relaxed);
+    s.mark = atomic_load_explicit((_Atomic int64_t *)&budget->mark, memory_order_relaxed);
+    return s;
+}
 
 void shim_interrupt(ShimBudget *budget, int on) {
     atomic_store_explicit((_Atomic int *)&budget->interrupt, on, memory_order_relaxed);
@@ -165,10 +290,11 @@ static int shim_after_await(lua_State *L, int status, lua_KContext ctx) {
 }
 
 static void enforce_budget(lua_State *L, ShimBudget *b) {
-    if (b->limit > 0 && b->host_critical == 0 && b->used > b->limit) {
+    size_t cap = b->limit + (b->grace > 0 ? SHIM_OVERDRAFT : 0);
+    if (b->limit > 0 && b->host_critical == 0 && b->used > cap) {
         // The binding grew the state beyond its budget (allowed while Swift ran); refuse now.
         lua_gc(L, LUA_GCCOLLECT);
-        if (b->used > b->limit) luaL_error(L, "not enough memory (memory limit reached; see --memory-limit)");
+        if (b->used > cap) luaL_error(L, "not enough memory (memory limit reached; see --memory-limit)");
     }
 }
 
@@ -274,7 +400,7 @@ int shim_tostring(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
     lua_pushcfunction(L, tostring_k);
     lua_pushvalue(L, idx);
-    return lua_pcall(L, 1, 1, 0);
+    return grace_pcall(L, 1, 1, 0);
 }
 
 /// The message of an error object: strings as they are, tables and userdata through __tostring,
@@ -306,9 +432,13 @@ void shim_errortext(lua_State *L, lua_State *co) {
     lua_xmove(co, L, 1); // the thread
     lua_pushvalue(co, -1);
     lua_xmove(co, L, 1); // the error object (a copy; co keeps its own)
-    if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+    if (grace_pcall(L, 2, 1, 0) != LUA_OK) {
+        // Keep why (a limit, a failing __tostring), bounded: the error text is the script's.
+        char text[300];
+        snprintf(text, sizeof text, "(error while formatting an error: %.200s)",
+                 lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?");
         lua_settop(L, top);
-        lua_pushliteral(L, "(error while formatting an error)");
+        lua_pushstring(L, text);
     }
 }
 
@@ -322,16 +452,21 @@ int shim_pcall_traceback(lua_State *L, int nargs, int nresults) {
     int base = lua_gettop(L) - nargs;
     lua_pushcfunction(L, msgh);
     lua_insert(L, base);
-    int status = lua_pcall(L, nargs, nresults, base);
+    int status = grace_pcall(L, nargs, nresults, base);
     lua_remove(L, base);
     return status;
 }
 
 int shim_closethread(lua_State *co, lua_State *from) {
+    ShimBudget *b = shim_budget(co);
+    Grace g;
+    grace_begin(b, &g);
 #if LUA_VERSION_RELEASE_NUM >= 50406
-    return lua_closethread(co, from);
+    int status = lua_closethread(co, from);
 #else
     (void)from;
-    return lua_resetthread(co); // Lua 5.4.4 on Debian 12
+    int status = lua_resetthread(co); // Lua 5.4.4 on Debian 12
 #endif
+    grace_end(co, b, &g);
+    return status;
 }

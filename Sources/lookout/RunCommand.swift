@@ -49,6 +49,15 @@ struct RunCommand: AsyncParsableCommand {
             if interrupts.increment() > 1 { Foundation.exit(130) }  // a second Ctrl-C: leave now
             runtime.interrupt()
         }
+        // The last resort: a state its limits cannot stop (a looping finalizer, an unguarded C
+        // loop) cannot be stopped from here either; say which limit it passed and leave.
+        let grace = options.stallGrace
+        let watchdog = Task.detached {
+            guard let reason = await runtime.waitForStall(grace: grace) else { return }
+            FileHandleOutput.standardError.write("lookout: \(name): \(reason); exiting\n")
+            Foundation.exit(1)
+        }
+        defer { watchdog.cancel() }
         let outcome: LuaRunOutcome
         if let code {
             outcome = await runtime.run(source: Array(code.utf8), chunkName: "=(command line)")

@@ -202,6 +202,22 @@ final class RunCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(result.stderr.contains("CPU limit exceeded"), result.description)
     }
 
+    func testAStateTheLimitsCannotStopEndsTheRunWithAMessageNamingTheLimit() throws {
+        // A finalizer on a metatable the host shares runs with Lua's hooks off: only the stall
+        // watchdog ends this run.
+        let result = try runScript("""
+            json.array_mt.__gc = function() while true do end end
+            local t = json.decode("[1]")
+            t = nil
+            collectgarbage()
+            print("not reached")
+            """, flags: ["--cpu-limit", "0.3"], timeout: 60)
+        assertExit(result, 1)
+        XCTAssertFalse(result.stdout.contains("not reached"), result.description)
+        XCTAssertTrue(result.stderr.contains("lookout: script.lua: CPU limit exceeded (300ms, see --cpu-limit) and the script did not stop within 2s"), result.description)
+        XCTAssertTrue(result.stderr.contains("; exiting"), result.description)
+    }
+
     func testCPULimitFromConfig() throws {
         try "[limits]\ncpu = \"200ms\"\n".write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
         let result = try runScript("while true do end", timeout: 30)

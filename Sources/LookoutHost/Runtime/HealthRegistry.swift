@@ -20,6 +20,9 @@ public final class HealthRegistry: Sendable {
         case crashed
         /// Stopped by the host (reload, shutdown) or after too many failures.
         case stopped
+        /// Stuck past its limits where they could not stop it; its state was abandoned and it
+        /// stays stopped until its file changes (see `lastError` for the limit).
+        case quarantined
         /// A component that works.
         case ok
         /// A component that does not work now (see `lastError`).

@@ -32,6 +32,9 @@ public struct ServeWorkerLauncher: Sendable {
     public var arguments: @Sendable (_ file: String) -> [String]
     /// The environment variable that tells a worker where to write its health.
     public static let healthVariable = "LOOKOUT_WORKER_HEALTH"
+    /// The exit status of a worker whose script got stuck past its limits (quarantined; the
+    /// reason is the `last_error` of its health file).
+    public static let quarantinedStatus: Int32 = 3
     /// Where the worker of a script writes its health.
     public var healthFile: @Sendable (_ file: String) -> String
 

@@ -17,7 +17,7 @@ actor ServedScript {
     private let health: HealthRegistry
     private let log: ServeLog
     private var loop: Task<Void, Never>?
-    private var current: (runtime: LuaRuntime, generation: UInt64)?
+    private var current: (runtime: LuaRuntime, generation: UInt64, watch: StallWatch)?
     private var process: Process?
     private var stopping = false
     private var restarts = 0
@@ -43,6 +43,8 @@ actor ServedScript {
     private enum RunResult {
         case finished, stopped
         case crashed(String)
+        /// Stuck past its limits (see ``AbandonedStates``): stays stopped until the file changes.
+        case quarantined(String)
     }
 
     private func supervise() async {
@@ -57,6 +59,9 @@ actor ServedScript {
             case .finished:
                 health.updateScript(name) { $0.state = .finished; $0.nextRestart = nil }
                 log("\(name): finished (nothing left to run); it runs again when the file changes")
+                return
+            case .quarantined(let reason):
+                log("\(name): quarantined until its file changes: \(reason)")
                 return
             case .crashed(let reason):
                 let ranFor = ContinuousClock.now - started
@@ -118,12 +123,17 @@ actor ServedScript {
             return .crashed("cannot start Lua: \(error)")
         }
         let generation = await runtime.withEngine { $0.generation }
-        current = (runtime, generation)
+        let stall = StallWatch(runtime: runtime, grace: options.stallGrace)
+        defer { stall.cancel() }
+        current = (runtime, generation, stall)
         watch.attach(runtime)
         health.updateScript(name) { $0.state = .running }
-        let outcome = await runtime.run(file: file)
+        let file = self.file
+        let ran = await stall.run { await runtime.run(file: file) }
         current = nil
-        await runtime.close()
+        guard let outcome = ran, await stall.run({ await runtime.close() }) != nil else {
+            return quarantine(runtime, reason: stall.reason ?? "stuck")
+        }
         if stopping { return .stopped }
         if let message = outcome.message {
             health.updateScript(name) { $0.lastError = message; $0.lastErrorAt = Date(); $0.errors += 1 }
@@ -144,13 +154,14 @@ actor ServedScript {
         loop?.cancel()
         // Calls into the runtime only while `current` is set: runOnce clears it before closing
         // the runtime (whose executor thread then ends), and this actor runs one of them at a time.
-        if let (runtime, generation) = current {
-            await runtime.withLiveEngine(generation: generation) { $0.stopTimers() }
+        // A stuck state answers no call: each goes through the stall watch, which gives up on it.
+        if let (runtime, generation, stall) = current {
+            _ = await stall.run { await runtime.withLiveEngine(generation: generation) { $0.stopTimers() } }
             let deadline = ContinuousClock.now + .milliseconds(Int(settings.drainDeadline * 1000))
             var idle = false
             while !idle, ContinuousClock.now < deadline {
                 guard current?.runtime === runtime else { idle = true; break }
-                idle = await runtime.withLiveEngine(generation: generation) { $0.isIdle } ?? true
+                idle = await stall.run { await runtime.withLiveEngine(generation: generation) { $0.isIdle } ?? true } ?? true
                 if !idle { try? await Task.sleep(for: .milliseconds(20)) }
             }
             if !idle { runtime.interrupt() }
@@ -168,6 +179,24 @@ actor ServedScript {
 }
 
 extension ServedScript {
+    /// Gives up on a state that its limits could not stop: it is kept (never touched or freed
+    /// again, see ``AbandonedStates``) and the script is reported quarantined.
+    private func quarantine(_ runtime: LuaRuntime, reason: String) -> RunResult {
+        runtime.interrupt()  // in case it ever gets back to Lua code
+        runtime.executor.deprioritize()  // it keeps spinning: idle CPU time only
+        let kept = AbandonedStates.keep(runtime)
+        health.updateScript(name) { entry in
+            entry.state = .quarantined
+            entry.lastError = reason
+            entry.lastErrorAt = Date()
+            entry.errors += 1
+            entry.nextRun = nil
+            entry.nextRestart = nil
+            entry.detail = "abandoned Lua states in this process: \(kept)"
+        }
+        return .quarantined(reason)
+    }
+
     /// Runs the script in a worker process (`--isolate`) and waits for it to exit; its health is
     /// copied from the file it writes.
     private func runWorker(_ launcher: ServeWorkerLauncher) async -> RunResult {
@@ -207,6 +236,11 @@ extension ServedScript {
         process = nil
         if stopping { return .stopped }
         if status == 0 { return .finished }
+        if child.terminationReason == .exit, status == ServeWorkerLauncher.quarantinedStatus {
+            let reason = health.script(name)?.lastError ?? "stuck past its limits"
+            health.updateScript(name) { $0.state = .quarantined; $0.nextRestart = nil; $0.nextRun = nil }
+            return .quarantined(reason + " (worker process \(pid) ended)")
+        }
         let reason = child.terminationReason == .uncaughtSignal ? "worker killed by signal \(status)" : "worker exited with status \(status)"
         return .crashed(reason)
     }

@@ -41,7 +41,28 @@ typedef struct ShimBudget {
     int64_t slice_limit_ns; ///< the CPU limit between waits, for messages
     int interrupt;          ///< set by any thread (atomically) to stop the running code
     int tripped;            ///< SHIM_TRIP_* of the last stop
+    int grace;              ///< > 0 while the host runs script code for itself (error messages,
+                            ///< <close> handlers, callbacks): limit + SHIM_OVERDRAFT, CPU-limited
+    int hook_count;         ///< instructions between two hook calls (shim_sethook)
+    int64_t mark;           ///< CLOCK_MONOTONIC ns of the last slice start or end (stall watchdog)
+    lua_State *task_thread; ///< the thread of the task running now (the hook may yield it at a limit)
+    int trip_yielded;       ///< 1 when the hook yielded task_thread at a limit (trip_message says why)
+    char trip_message[320]; ///< "file:line: CPU limit exceeded: …" of that yield
 } ShimBudget;
+
+/// What the stall watchdog reads from another thread (relaxed atomic loads).
+typedef struct ShimBudgetSnapshot {
+    int64_t slice_deadline;
+    int64_t run_deadline;
+    int64_t mark;
+} ShimBudgetSnapshot;
+
+/// Reads the fields the stall watchdog needs, from any thread.
+ShimBudgetSnapshot shim_budget_snapshot(const ShimBudget *budget);
+
+/// Bytes beyond the memory limit that code the host runs for a script may allocate (lua-host.md
+/// §8.5: formatting the error of a script that hit the limit must still be possible).
+#define SHIM_OVERDRAFT ((size_t)1 << 20)
 
 /// Swift's side of the trampoline: runs the binding held by `box`.
 typedef int (*shim_dispatch_fn)(lua_State *L, void *box);
@@ -61,8 +82,24 @@ ShimBudget *shim_budget(lua_State *L);
 int shim_openlibs(lua_State *L);
 /// Installs the count hook that enforces deadlines and interrupts on L (threads inherit it).
 void shim_sethook(lua_State *L, int count);
+/// Raises the hook's error ("CPU limit exceeded: …", "time limit exceeded …", "interrupted!") when
+/// a limit has been reached; for C functions whose loops the count hook cannot see.
+void shim_check_budget(lua_State *L);
+/// Replaces the standard library functions whose loops escape the count hook (string.rep,
+/// table.insert/remove/move/concat/sort), the `setmetatable` that refuses `__gc` and the `xpcall`
+/// whose message handler never runs for a limit error (limits.c).
+/// Call after luaL_openlibs, before the prelude. Returns a Lua status; never raises.
+int shim_guard_library(lua_State *L);
+/// After the hook yielded a task at a limit (ShimBudget.trip_yielded): pushes the limit's error
+/// message onto the task's thread, which the scheduler then ends like a task that raised it.
+void shim_pushtripmessage(lua_State *co);
 /// Atomically asks the running code to stop with "interrupted!" (any thread).
 void shim_interrupt(ShimBudget *budget, int on);
+/// The calling thread's kernel id (Linux), or -1.
+int64_t shim_thread_id(void);
+/// Gives a thread (by kernel id) the lowest scheduling priority (nice 19; Linux only). Returns 0
+/// on success. For the thread of an abandoned Lua state, which cannot be stopped.
+int shim_deprioritize(int64_t thread_id);
 /// Monotonic clock in nanoseconds.
 int64_t shim_now_ns(void);
 

@@ -34,7 +34,7 @@ enum ServeWorker {
         return CommandLine.arguments[0]
     }
 
-    /// Runs one script as a worker; exits 1 if it crashed.
+    /// Runs one script as a worker; exits 1 if it crashed, 3 if it was quarantined.
     static func run(
         file: String, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry,
         paths: LookoutPaths, log: @escaping ServeLog
@@ -57,6 +57,10 @@ enum ServeWorker {
         signals.cancel()
         writer.cancel()
         if let healthFile { try? health.json(now: Date()).write(to: URL(fileURLWithPath: healthFile), options: .atomic) }
-        if health.script(name)?.state == .crashed { throw ExitCode(1) }
+        switch health.script(name)?.state {
+        case .crashed: throw ExitCode(1)
+        case .quarantined: throw ExitCode(ServeWorkerLauncher.quarantinedStatus)  // exiting frees the stuck state
+        default: break
+        }
     }
 }

@@ -54,7 +54,7 @@ struct StatusCommand: AsyncParsableCommand {
         } else {
             print(StatusTable.render(document, now: Date()), terminator: "")
         }
-        let bad = document.entries.contains { $0.state == .crashed || $0.state == .failing }
+        let bad = document.entries.contains { $0.state == .crashed || $0.state == .failing || $0.state == .quarantined }
         if bad { throw ExitCode(1) }
     }
 
