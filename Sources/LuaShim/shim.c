@@ -165,6 +165,10 @@ static int limit_error(lua_State *L, ShimBudget *b, int trip, const char *messag
     size_t used = strlen(text);
     snprintf(text + used, sizeof text - used, "%s", message);
     if (level == 0 && L == b->task_thread && lua_isyieldable(L)) {
+        // An interrupt is delivered once: the task's <close> handlers then run under grace (a
+        // second Ctrl-C interrupts them in turn).
+        if (trip == SHIM_TRIP_INTERRUPT)
+            atomic_store_explicit((_Atomic int *)&b->interrupt, 0, memory_order_relaxed);
         memcpy(b->trip_message, text, sizeof text);
         b->trip_yielded = 1;
         lua_yield(L, 0);

@@ -125,8 +125,6 @@ final class JSONValueParserTests: XCTestCase {
         let zeros = String(repeating: "0", count: 999_999)
         XCTAssertEqual(try parse("0." + zeros + "1e1000005"), .int(100_000))
         XCTAssertEqual(try parse("0." + zeros + "15e1000001"), .int(15))
-        let parsed = try JSONValueParser.parseCheckingExactness(Data(("0." + zeros + "1e1000005").utf8))
-        XCTAssertFalse(parsed.exact, "the exponent was not read exactly: JSONDecoder must decide")
     }
 
     func testInvalidNumbers() {
