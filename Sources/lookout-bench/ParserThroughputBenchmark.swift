@@ -2,13 +2,13 @@ import Foundation
 import NightscoutKit
 import SignalKKit
 
-/// P8: the Kits' hand-written parsers against Foundation's `JSONSerialization` on the same bytes:
+/// P9: the Kits' hand-written parsers against Foundation's `JSONSerialization` on the same bytes:
 /// Signal K deltas parsed and applied to the data model (`SKServerMessage.parse` +
 /// `SKDataModel.apply`), and a Nightscout API v3 page of 10,000 entries split into mirror
 /// documents (`MirrorDocument.split`). These were once speed assertions in `swift test`
 /// (`SKMessageTests`, `SyncManagerTests`); the tests now check behaviour only.
 struct ParserThroughputBenchmark: Benchmark {
-    let id = "P8"
+    let id = "P9"
     let summary = "Signal K delta parse+store and Nightscout v3 page split vs JSONSerialization"
 
     /// Least JSONSerialization/Kit time ratio that passes (the Kit parser at least as fast).

@@ -23,8 +23,23 @@ final class ServeContainmentTests: CLITestCase, @unchecked Sendable {
         var reason: String
     }
 
-    /// One entry per way of slipping past a limit (issue 14 §2); add §1's number cases here.
+    /// One entry per number that used to trap the whole process (issue 14 §1) and per way of
+    /// slipping past a limit (§2).
     static let hostile: [Hostile] = [
+        Hostile(name: "sleep-huge.lua", source: "sleep(1e10)\n",
+                contained: "crashed (", reason: "duration must be between 0s and 366d"),
+        Hostile(name: "sleep-text.lua", source: "sleep('2600000h')\n",
+                contained: "crashed (", reason: "duration must be between 0s and 366d"),
+        Hostile(name: "after-huge.lua", source: "timer.after(1e10, print)\n",
+                contained: "crashed (", reason: "duration must be between 0s and 366d"),
+        Hostile(name: "every-huge.lua", source: "timer.every(1e300, print)\n",
+                contained: "crashed (", reason: "duration must be between 0s and 366d"),
+        Hostile(name: "wait-huge.lua", source: "task.wait(task.spawn(function() end), 1e10)\n",
+                contained: "crashed (", reason: "duration must be between 0s and 366d"),
+        Hostile(name: "connect-huge.lua", source: "require('nightscout').connect{ url = 'http://127.0.0.1:9', timeout = 1e300 }\n",
+                contained: "crashed (", reason: "must be between"),
+        Hostile(name: "signalk-huge.lua", source: "require('signalk').connect{ url = 'http://127.0.0.1:9', timeout = 0/0 }\n",
+                contained: "crashed (", reason: "must be between"),
         Hostile(name: "rep.lua", source: "local s = string.rep('', 1 << 62, '')\nlocal t = string.rep('ab', 1 << 40)\n",
                 contained: "crashed (", reason: "resulting string too large"),
         Hostile(name: "move.lua", source: "table.move({}, 1, 1 << 50, 1, {})\n",

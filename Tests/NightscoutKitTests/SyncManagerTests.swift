@@ -286,7 +286,7 @@ final class SyncManagerTests: XCTestCase {
     }
 
     /// A 10,000-document v3 page splits into documents with their identifiers, dates and exact
-    /// raw bytes (the speed of this is measured in `lookout-bench P8`, not asserted here).
+    /// raw bytes (the speed of this is measured in `lookout-bench P9`, not asserted here).
     func testSplitAndIndex10kDocuments() throws {
         var parts: [String] = []
         for i in 0..<10_000 {

@@ -170,7 +170,7 @@ final class SKMessageTests: XCTestCase {
     }
 
     /// Many deltas parsed and stored in a row keep the model consistent (the speed of this is
-    /// measured in `lookout-bench P8`, not asserted here).
+    /// measured in `lookout-bench P9`, not asserted here).
     func testManyDeltasParsedAndStoredKeepTheLatestValue() throws {
         var model = SKDataModel(selfContext: "vessels.urn:mrn:imo:mmsi:230099999")
         for i in 0..<2_000 {
