@@ -251,8 +251,18 @@ extension SKJSON.Parser {
 
 extension SKServerMessage {
     /// Parses and classifies one frame in a single pass (the fast path used by ``parse(_:)-(UnsafeRawBufferPointer)``).
+    ///
+    /// The single pass checks each member as it meets it, so an object that repeats a key with a bad
+    /// value first and a good one last would be refused here, while JSON's rule (and the generic
+    /// parser's) is that the last one wins. A frame the single pass refuses is therefore decoded
+    /// again by the generic path, whose answer (value or error) is final; refusals are rare, so the
+    /// fast path stays fast.
     static func parseFast(_ bytes: UnsafeRawBufferPointer) throws -> SKServerMessage {
         var p = SKJSON.Parser(bytes.bindMemory(to: UInt8.self))
-        return try p.parseMessage()
+        do {
+            return try p.parseMessage()
+        } catch {
+            return try SKServerMessage.classify(SKJSON.parse(bytes))
+        }
     }
 }

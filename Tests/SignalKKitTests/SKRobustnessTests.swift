@@ -34,6 +34,51 @@ final class SKRobustnessTests: XCTestCase {
         }
     }
 
+    /// A key repeated in one object follows JSON's rule, the last one wins, in the single-pass
+    /// decoder as in the generic one (a libFuzzer finding: the single pass refused the first bad
+    /// `timestamp` that a later good one replaces).
+    func testRepeatedKeysLastOneWins() throws {
+        let frames = [
+            #"{"updates":[{"timestamp":"not a time","timestamp":"2017-08-15T16:00:05.538Z","values":[{"path":"a","value":1}]}]}"#,
+            #"{"updates":[{"values":7,"values":[{"path":"a","value":1}]}]}"#,
+            #"{"updates":[{"source":3,"source":{"label":"x"},"values":[{"path":"a","value":1}]}]}"#,
+            #"{"updates":[{"$source":[],"$source":"s","values":[{"path":"a","value":1}]}]}"#,
+            #"{"updates":[{"values":[{"path":1,"path":"a","value":1}]}]}"#,
+            #"{"context":1,"context":"vessels.self","updates":[{"values":[{"path":"a","value":1}]}]}"#,
+            #"{"updates":[{"timestamp":"bad"}],"updates":[{"values":[{"path":"a","value":1}]}]}"#,
+        ]
+        for frame in frames {
+            let generic = try SKServerMessage.classify(SKJSON.parse(frame))
+            XCTAssertEqual(try SKServerMessage.parse(frame), generic, frame)
+            guard case .delta(let d) = generic else { return XCTFail("not a delta: \(frame)") }
+            XCTAssertEqual(d.updates.first?.values.first?.path, "a", frame)
+        }
+        // The last one also wins when it is the bad one.
+        XCTAssertThrowsError(try SKServerMessage.parse(
+            #"{"updates":[{"timestamp":"2017-08-15T16:00:05.538Z","timestamp":"never","values":[]}]}"#)) {
+            XCTAssertTrue($0 is SignalKDecodingError, "\($0)")
+        }
+    }
+
+    /// The inputs in Fuzz/regressions/signalk_delta (found by the libFuzzer harness) decode the same
+    /// way in both decoders.
+    func testFuzzRegressionInputs() throws {
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Fuzz/regressions/signalk_delta").standardized
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        XCTAssertFalse(names.isEmpty, "no regression inputs in \(dir.path)")
+        for name in names {
+            let input = [UInt8](try Data(contentsOf: dir.appendingPathComponent(name)))
+            let fast = Result { try SKServerMessage.parse(input) }
+            let generic = Result { try SKServerMessage.classify(SKJSON.parse(input)) }
+            switch (fast, generic) {
+            case (.success(let a), .success(let b)): XCTAssertEqual(a, b, name)
+            case (.failure, .failure): break
+            default: XCTFail("\(name): the decoders disagree: \(fast) vs \(generic)")
+            }
+        }
+    }
+
     func testDiscoveryDocument() throws {
         let base = URL(string: "http://192.168.1.10:3000/signalk")!
         let doc = try SKJSON.parse(#"{"endpoints":{"v1":{"version":"2.31.1","signalk-http":"http://192.168.1.10:3000/signalk/v1/api/","signalk-ws":"ws://192.168.1.10:3000/signalk/v1/stream"}},"server":{"id":"signalk-server-node","version":"2.31.1"}}"#)
