@@ -4,13 +4,17 @@
 //   lookout (CLI)  →  LookoutHost (Lua modules)  →  Kits / LookoutSim  →  Lua  →  LuaShim (C)  →  CLua
 import PackageDescription
 
+/// Lua files of a target (`Folder/name` → `Folder/name.lua`: module stubs and Lua-written parts
+/// of modules), embedded in the binary (`PackageResources.name_lua`).
+func lua(_ names: String...) -> [Resource] { names.map { .embedInCode("\($0).lua") } }
+
 let package = Package(
     name: "Lookout",
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "lookout", targets: ["lookout"]),
         .library(name: "Lua", targets: ["Lua"]),
-        .library(name: "LookoutHost", targets: ["LookoutHost"]),
+        .library(name: "LookoutAutomation", targets: ["LookoutAutomation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,22 +44,42 @@ let package = Package(
             name: "Lua",
             dependencies: ["LuaShim", "CLua", .product(name: "Logging", package: "swift-log")],
             resources: [.embedInCode("Prelude"), .embedInCode("Stubs")]),
-        // The Lua modules scripts see (json, timer, task, log, http, store, config, …).
+        // config.toml, profiles, secrets, durations and sizes, paths (knows no service).
+        .target(name: "LookoutConfig", dependencies: ["Lua"]),
+        // The state database (SQLite through GRDB): outbox (generic), notify queue, audit, mirror,
+        // alert acknowledgements, the per-script key-value store.
         .target(
-            name: "LookoutHost",
+            name: "LookoutStore",
+            dependencies: ["LookoutConfig", "Lua", "NightscoutKit", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The Lua modules scripts see besides the core ones: one folder per module (binding + stub).
+        .target(
+            name: "LookoutModules",
             dependencies: [
-                "Lua", "LuaShim", "CLua", "NightscoutKit", "SignalKKit",
-                "GarminKit",
-                "NorthlightKit",
+                "Lua", "LookoutConfig", "LookoutStore", "NightscoutKit", "SignalKKit", "GarminKit", "NorthlightKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            resources: lua("Nightscout/nightscout", "Nightscout/remote_command", "Nightscout/history_iterator",
+                           "SignalK/signalk", "SignalK/stream_methods", "Garmin/garmin", "Garmin/garmin_login",
+                           "Feedback/feedback", "HTTP/http", "Config/config", "Log/log", "Store/store",
+                           "Store/store_update", "Chart/chart", "Outbox/outbox")),
+        // What runs scripts unattended: serve, schedule, alert, notify, health, doctor.
+        .target(
+            name: "LookoutAutomation",
+            dependencies: [
+                "Lua", "LookoutConfig", "LookoutStore", "LookoutModules", "NightscoutKit", "SignalKKit", "GarminKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
-            resources: [.embedInCode("Stubs")]),
+            resources: lua("Alert/alert", "Alert/alert_library", "Schedule/schedule", "Notify/notify")),
+        // `lookout test` and the demo: scenarios on virtual time, side effects recorded.
+        .target(
+            name: "LookoutScenarios",
+            dependencies: ["Lua", "LookoutConfig", "LookoutModules", "LookoutAutomation"]),
         // Nightscout client: auth, typed models, API v1 and v3 (knows nothing of Lua).
         .target(
             name: "NightscoutKit",
@@ -105,7 +129,8 @@ let package = Package(
         .executableTarget(
             name: "lookout",
             dependencies: [
-                "LookoutHost", "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
+                "LookoutAutomation", "LookoutScenarios", "LookoutModules", "LookoutStore", "LookoutConfig",
+                "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
                 "GarminKit",
                 "NorthlightKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -114,7 +139,7 @@ let package = Package(
         .executableTarget(
             name: "lookout-bench",
             dependencies: [
-                "LookoutHost", "Lua", "LuaShim", "CLua", "NightscoutKit", "SignalKKit", "LookoutSim",
+                "LookoutAutomation", "LookoutModules", "LookoutConfig", "Lua", "NightscoutKit", "SignalKKit", "LookoutSim",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Helpers shared by the test targets (transcripts, running Lua source).
@@ -125,7 +150,8 @@ let package = Package(
         .testTarget(
             name: "LookoutHostTests",
             dependencies: [
-                "LookoutHost", "Lua", "LookoutTestSupport", "NightscoutKit", "SignalKKit", "LookoutSim",
+                "LookoutAutomation", "LookoutScenarios", "LookoutModules", "LookoutStore", "LookoutConfig",
+                "Lua", "LookoutTestSupport", "NightscoutKit", "SignalKKit", "LookoutSim",
                 "GarminKit",
                 "NorthlightKit",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -220,6 +220,24 @@ public struct LuaCall {
         }
     }
 
+    /// The host object at stack index `index` if it is of `type` and still open, else nil (no error).
+    public func openObject<T: AnyObject>(at index: Int32, as: T.Type, type: LuaObjectType) -> T? {
+        guard let raw = shim_testbox(L, index, type.name) else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T
+    }
+
+    /// `obj:close()` for a host object type: closes `self` once (later calls do nothing) and
+    /// releases it; raises when `self` is not of `type`.
+    public func closeSelf(type: LuaObjectType) throws(LuaRaise) {
+        guard luaL_testudata(L, 1, type.name) != nil else {
+            throw LuaRaise("bad self to '\(name)' (\(type.displayName) expected, got \(stack.typeName(at: 1))); call it with ':'")
+        }
+        guard let raw = shim_takebox(L, 1, type.name) else { return }
+        let object = Unmanaged<AnyObject>.fromOpaque(raw)
+        (object.takeUnretainedValue() as? any LuaObject)?.luaClose(engine: engine)
+        object.release()
+    }
+
     /// The host object behind `self` (or argument `n`), if it is of `type` and still open.
     public func object<T: AnyObject>(_ n: Int = 0, as: T.Type, type: LuaObjectType) throws(LuaRaise) -> T {
         let i = n == 0 ? 1 : index(n)

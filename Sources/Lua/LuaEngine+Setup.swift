@@ -115,7 +115,7 @@ extension LuaEngine {
                 // One instance under both names: reuse what the other name already loaded.
                 call.stack.rawField(LUA_LOADED_TABLE, of: SHIM_REGISTRYINDEX)
                 for name in [module.name, "lookout." + module.name] {
-                    if call.stack.rawField(name, of: -1) != LUA_TNIL {
+                    if call.stack.rawField(name, of: -1) != .nil {
                         shim_remove(call.L, -2)
                         return .values(1)
                     }

@@ -55,7 +55,7 @@ public enum LuaJSONCodec {
     /// Pushes `encode` or `decode` from the private codec table, opening the codec once per state.
     private static func pushCodecFunction(_ name: String, on stack: LuaStack) throws(LuaJSONError) {
         let L = stack.L
-        if stack.rawField(registryKey, of: SHIM_REGISTRYINDEX) != LUA_TTABLE {
+        if stack.rawField(registryKey, of: SHIM_REGISTRYINDEX) != .table {
             stack.pop()
             lua_pushcclosure(L, luaopen_lookout_json, 0)
             guard shim_pcall_traceback(L, 0, 1) == LUA_OK else {

@@ -210,9 +210,7 @@ extension LuaEngine {
     func installREPLSupport() throws {
         try critical {
             let s = LuaStack(L)
-            let source = LuaEngine.replSupportSource
-            let status = source.withCString { shim_loadtext(L, $0, source.utf8.count, "=[lookout] repl") }
-            guard status == LUA_OK else { throw LuaRaise("repl support: \(s.string(at: -1) ?? "?")") }
+            try s.load(PackageResources.repl_support_lua, name: "=[lookout] repl", what: "repl support")
             pushFunction("rawmetatable") { call in
                 guard lua_getmetatable(call.L, call.index(1)) != 0 else { return .values(0) }
                 return .values(1)
@@ -231,43 +229,4 @@ extension LuaEngine {
             replDriverRef = luaL_ref(L, SHIM_REGISTRYINDEX)
         }
     }
-
-    /// Lua side of the REPL: runs a line and formats its results; completes; `help`.
-    static let replSupportSource = """
-        local rawmetatable, stubs, modules = ...
-        local repl, docs = require "lookout._repl", require "lookout._docs"
-        local json = require "json"
-        local pack, unpack, select = table.pack, table.unpack, select
-        repl.options.null = json.null
-        repl.options.getmetatable = rawmetatable
-        repl.options.modules = modules
-        repl.options.tostring = function(v)
-          local ok, text = pcall(tostring, v)
-          return ok and text or ("<" .. type(v) .. ": __tostring failed>")
-        end
-        local registry = docs.new()
-        local names = {}
-        for name in pairs(stubs) do names[#names + 1] = name end
-        table.sort(names)
-        for _, name in ipairs(names) do registry:add(stubs[name], name .. ".lua") end
-
-        local function roots()
-          local r = { string = string, table = table, math = math, utf8 = utf8, coroutine = coroutine, os = os }
-          for _, name in ipairs(modules) do r[name] = package.loaded[name] end
-          return r
-        end
-        function help(x)
-          print(registry:help(x, { roots = roots(), getmetatable = rawmetatable }))
-        end
-
-        local function driver(...)
-          local r = pack((...)())  -- called unnamed, so tracebacks say "in main chunk"
-          _, _1, _2, _3 = r[1], r[1], r[2], r[3]
-          return repl.results(r.n, unpack(r, 1, r.n))
-        end
-        local function complete(line, cursor)
-          return repl.complete(line, cursor, _G, repl.options)
-        end
-        return driver, complete
-        """
 }

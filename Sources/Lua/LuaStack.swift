@@ -116,7 +116,7 @@ public struct LuaStack {
 
     /// Pushes the global `name` (raw); returns its type.
     @discardableResult
-    public func rawGlobal(_ name: String) -> Int32 {
+    public func rawGlobal(_ name: String) -> LuaType {
         pushGlobals()
         let type = rawField(name, of: -1)
         shim_remove(L, -2)
@@ -125,10 +125,10 @@ public struct LuaStack {
 
     /// Pushes `t[key]` (raw).
     @discardableResult
-    public func rawField(_ key: String, of table: Int32) -> Int32 {
+    public func rawField(_ key: String, of table: Int32) -> LuaType {
         let t = lua_absindex(L, table)
         push(key)
-        return lua_rawget(L, t)
+        return LuaType(rawValue: lua_rawget(L, t)) ?? .nil
     }
 
     /// Pushes a value. Arrays get `json.array_mt` so they encode back as JSON arrays.
@@ -154,7 +154,7 @@ public struct LuaStack {
             for (i, item) in items.enumerated() where pushNested(item) {
                 setIndex(i + 1, in: -2)
             }
-            if rawField(LuaStack.arrayMetatableKey, of: SHIM_REGISTRYINDEX) == LUA_TTABLE {
+            if rawField(LuaStack.arrayMetatableKey, of: SHIM_REGISTRYINDEX) == .table {
                 lua_setmetatable(L, -2)
             } else {
                 pop()

@@ -1,4 +1,3 @@
-import CLua
 import Foundation
 import Lua
 
@@ -23,7 +22,7 @@ struct BindingCallBenchmark: Benchmark {
             options.memoryLimit = 0
         }
         await session.runtime.withEngine { engine in
-            lua_pushcclosure(engine.L, directAdd, 0)
+            LuaBenchmarkAnchors.pushCAdd(on: LuaStack(engine.L))
             engine.setGlobal("bench_c_add")
             engine.pushFunction("bench_swift_add") { call in
                 let sum = try call.integer(1) &+ call.integer(2)
@@ -32,8 +31,7 @@ struct BindingCallBenchmark: Benchmark {
             }
             engine.setGlobal("bench_swift_add")
             engine.pushFunction("bench_swift_add_raw") { call in
-                let L = call.L
-                lua_pushinteger(L, lua_tointegerx(L, 1, nil) &+ lua_tointegerx(L, 2, nil))
+                LuaBenchmarkAnchors.pushRawSum(on: call.stack)
                 return .values(1)
             }
             engine.setGlobal("bench_swift_add_raw")
@@ -116,12 +114,6 @@ struct BindingCallBenchmark: Benchmark {
         for _, v in ipairs(variants) do print(v[1] .. "=" .. string.format("%.9f", best[v[1]])) end
         """
     }
-}
-
-/// The anchor: a plain `lua_CFunction` returning the sum of its two integer arguments.
-private func directAdd(_ L: OpaquePointer?) -> Int32 {
-    lua_pushinteger(L, lua_tointegerx(L, 1, nil) &+ lua_tointegerx(L, 2, nil))
-    return 1
 }
 
 /// "10M", "1M", "250k".

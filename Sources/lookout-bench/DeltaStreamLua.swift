@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import LookoutHost
+import LookoutAutomation
+import LookoutConfig
 import Lua
 
 /// How far a P4 Lua consumer got: the script reports its count through `bench_progress(n)`

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutModules
 
 #if canImport(Glibc)
 import Glibc

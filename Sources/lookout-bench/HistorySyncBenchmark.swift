@@ -1,6 +1,7 @@
 import Foundation
 import LookoutSim
 import NightscoutKit
+import LookoutModules
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,3 @@
-import CLua
 import Foundation
 import Lua
 
@@ -93,11 +92,7 @@ struct JSONDecodeBenchmark: Benchmark {
             options.memoryLimit = 0
         }
         await session.runtime.withEngine { engine in
-            json.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { chars in
-                    _ = lua_pushlstring(engine.L, chars.baseAddress, chars.count)
-                }
-            }
+            LuaStack(engine.L).push(bytes: json)
             engine.setGlobal("BENCH_DATA")
         }
         let source = Self.chunk(decoder: #"require("json").decode"#, runs: runs)

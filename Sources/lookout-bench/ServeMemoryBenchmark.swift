@@ -1,6 +1,7 @@
 import Foundation
-import LookoutHost
 import LookoutSim
+import LookoutAutomation
+import LookoutModules
 
 #if canImport(Glibc)
 import Glibc

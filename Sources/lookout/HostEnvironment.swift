@@ -1,6 +1,8 @@
 import Foundation
 import Logging
-import LookoutHost
+import LookoutAutomation
+import LookoutConfig
+import LookoutModules
 import Lua
 
 /// A configuration or setup problem: reported with exit status 2.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutAutomation
+import LookoutConfig
 
 /// `lookout`: scripting host for Nightscout, Signal K, Northlight and Garmin Connect.
 @main
@@ -13,7 +14,7 @@ struct Lookout: AsyncParsableCommand {
             Configuration: ~/.config/lookout/config.toml; state: ~/.local/state/lookout
             (LOOKOUT_HOME overrides both).
             """,
-        version: LookoutVersion.text,
+        version: LookoutVersion.current,
         subcommands: [
             RunCommand.self,
             ReplCommand.self,
@@ -58,9 +59,4 @@ struct Lookout: AsyncParsableCommand {
             Foundation.exit(2)
         }
     }
-}
-
-/// The version shown by `--version` and the REPL banner.
-enum LookoutVersion {
-    static let text = HostModules.lookoutVersion
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LookoutHost
+import LookoutConfig
 import Lua
 
 /// Limits and modes shared by `run` and `repl`.

@@ -34,6 +34,7 @@ struct StubsCommand: AsyncParsableCommand {
 }
 
 import Logging
+import LookoutModules
 
 extension Logger {
     /// A logger that drops everything (for commands that only inspect modules).

@@ -3,6 +3,8 @@ import LookoutSim
 import XCTest
 
 @testable import GarminKit
+import LookoutConfig
+import LookoutModules
 
 /// The simulator really checks what GarminKit must get right (so the login tests can fail):
 /// signatures, one-shot tickets, `login-url`, `audience` only on a mobile login's first exchange,

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import LookoutConfig
 
 #if canImport(Glibc)
 import Glibc

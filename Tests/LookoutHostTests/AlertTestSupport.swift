@@ -4,7 +4,10 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
+@testable import LookoutAutomation
 
 /// `testclock.now()` (epoch ms) and `testclock.advance(seconds)`: scripts drive the manual clock.
 struct TestClockModule: LuaModule {

@@ -3,7 +3,7 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutStore
 
 /// The `alert` library's safety rules, each on its own, with a manual clock (no sleeps) and
 /// recorded notifications.

@@ -3,7 +3,8 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-@testable import LookoutHost
+@testable import LookoutModules
+@testable import LookoutConfig
 
 /// A server of the tests' own on 127.0.0.1, standing for an attacker's server or a site that
 /// redirects: records every request (any method, any path) and answers 200, or 307 for paths

@@ -3,7 +3,8 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutModules
 
 final class ChartModuleTests: XCTestCase {
     private let t0 = 1_714_557_600_000.0

@@ -3,7 +3,8 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutModules
 
 /// `config.settings(defaults)`: `[scripts."NAME".settings]` over the script's defaults.
 final class ConfigSettingsTests: XCTestCase {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
 
 final class ConfigTests: XCTestCase {
     static let sample = """

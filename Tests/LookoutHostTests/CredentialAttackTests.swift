@@ -5,7 +5,9 @@ import Lua
 import NightscoutKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
 
 /// Issue 13 §1: credentials are host-side only. Each test runs an attack a hostile script could
 /// try, end to end against the Nightscout simulator and the tests' own capture servers, and

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutAutomation
 
 /// Cron parsing, matching and time zones (`CronExpression`), and `at`/`every` specs.
 final class CronExpressionTests: XCTestCase {

@@ -6,7 +6,10 @@ import NightscoutKit
 import NorthlightKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
+@testable import LookoutAutomation
 
 /// One Northlight simulator for the test process: growth is limited to 2 requests a minute, free
 /// to the seed's 5 items.
@@ -96,7 +99,7 @@ final class FeedbackModuleTests: XCTestCase {
         let bugs = await site.sim.bugs(apiKey: keys["NL_APP"]!)
         XCTAssertEqual(bugs.first?["severity"]?.stringValue, "high")
         XCTAssertEqual(bugs.first?["user_email"]?.stringValue, "lua@example.com", "the profile's e-mail")
-        XCTAssertEqual(bugs.first?["device_info"]?["app_version"]?.stringValue, HostModules.lookoutVersion)
+        XCTAssertEqual(bugs.first?["device_info"]?["app_version"]?.stringValue, LookoutVersion.current)
     }
 
     func testErrorsAreNilErrWithKinds() async throws {

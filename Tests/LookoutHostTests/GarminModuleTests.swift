@@ -5,7 +5,8 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutModules
 
 /// One Garmin simulator for the whole test process (never stopped).
 actor GarminModuleSim {

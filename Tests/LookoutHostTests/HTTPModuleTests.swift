@@ -6,8 +6,9 @@ import LookoutTestSupport
 import Lua
 import NIOCore
 import XCTest
+@testable import LookoutConfig
+@testable import LookoutModules
 
-@testable import LookoutHost
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,8 @@
 import Foundation
 import Lua
 
-@testable import LookoutHost
+@testable import LookoutModules
+@testable import LookoutConfig
 
 /// A clock tests move by hand (`LuaOptions.clock`): no sleeps, exact times.
 final class ManualClock: Sendable {

@@ -5,7 +5,9 @@ import NightscoutKit
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
 
 /// One Nightscout simulator for the whole test process (stopping a server while a connection
 /// arrives can trap in NIO), with an admin and a read-only subject. Tests keep their data apart

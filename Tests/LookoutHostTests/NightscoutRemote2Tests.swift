@@ -5,7 +5,7 @@ import Lua
 import NightscoutKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutStore
 
 /// Simulators for the Remote 2.0 Lua tests, started once and never stopped:
 /// `auto`, `success`, `pumpmax` (receiving app works at once; pump maximum 10 U; one per test

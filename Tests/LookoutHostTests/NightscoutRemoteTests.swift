@@ -5,7 +5,8 @@ import Lua
 import NightscoutKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutStore
+@testable import LookoutModules
 
 /// Simulators for remote-command tests only (their Loop profile must not disturb other tests),
 /// each started once and never stopped.

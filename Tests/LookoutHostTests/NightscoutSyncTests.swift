@@ -5,7 +5,9 @@ import Lua
 import NightscoutKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
 
 /// `home:sync`, `home:full_sync` and `home:mirror` against the shared simulator, with the mirror
 /// in the state database.

@@ -6,7 +6,9 @@ import NightscoutKit
 import NorthlightKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
 
 /// Records every log message with its metadata.
 final class RecordingLogHandler: LogHandler, @unchecked Sendable {

@@ -3,7 +3,8 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-@testable import LookoutHost
+@testable import LookoutModules
+@testable import LookoutConfig
 
 /// A local stand-in for webhook, ntfy, Pushover and Telegram: records every request and answers
 /// with the status set for its path (default 200). One server for the test process, never

@@ -7,7 +7,10 @@ import NightscoutKit
 import SignalKKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
+@testable import LookoutAutomation
 
 /// `notify` channels against local peers, and the durable notification queue.
 final class NotifyTests: XCTestCase {

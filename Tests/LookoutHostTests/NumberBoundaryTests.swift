@@ -5,7 +5,9 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutModules
+@testable import LookoutAutomation
 
 /// Hostile numbers (±0, 1e-300, 1e10, 2^53, 2^63, ±1e300, NaN, ±inf, math.mininteger/maxinteger)
 /// and overflowing duration strings ("2600000h") fed to every function a script can call, in

@@ -1,7 +1,6 @@
 import Lua
 import XCTest
 
-@testable import LookoutHost
 
 final class QuantitiesTests: XCTestCase {
     func testParseDuration() {

@@ -5,7 +5,9 @@ import Lua
 import NightscoutKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
 
 /// Issue 13 §2 and §3 inside one process: nothing a script writes gives budget back, one budget
 /// per site whatever the profile, the strictest limits of the site's profiles, and the SQLite

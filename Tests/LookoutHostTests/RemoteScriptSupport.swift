@@ -3,7 +3,9 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
 
 /// Runs `source` with the Nightscout module and profile `loop` (`url`, the simulator's API
 /// secret and Loop OTP URL, then the TOML lines `settings`); `loop` is the connected client.

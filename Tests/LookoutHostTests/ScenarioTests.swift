@@ -2,7 +2,8 @@ import Foundation
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutModules
+@testable import LookoutScenarios
 
 /// Scenario files: the built-ins load and have the shapes their names promise; expectations
 /// match recorded side effects, notifications (kind `notify`) included.

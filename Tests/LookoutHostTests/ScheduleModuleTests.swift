@@ -3,7 +3,9 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutAutomation
 
 /// `schedule`: every/cron/at jobs, missed runs, no overlap, time zone, persistence, errors.
 final class ScheduleModuleTests: XCTestCase {

@@ -3,7 +3,9 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutAutomation
+@testable import LookoutModules
 
 /// A script with the `schedule` module running in its own runtime until `stop()`.
 struct ScheduleHarness {

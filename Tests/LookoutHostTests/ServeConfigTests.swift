@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
 
 /// `[serve]` in the config: time zone, scripts, status port.
 final class ServeConfigTests: XCTestCase {

@@ -3,7 +3,9 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutAutomation
+@testable import LookoutModules
 
 /// `ServeSupervisor`: scripts side by side, crashes, restarts with backoff, reload, drain (R4).
 final class ServeSupervisorTests: XCTestCase {

@@ -5,7 +5,9 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutModules
+@testable import LookoutAutomation
 
 /// With `SideEffects.record`, Nightscout writes and remote commands and Signal K PUTs and
 /// deltas are recorded at the script's (virtual) time and nothing reaches the servers.

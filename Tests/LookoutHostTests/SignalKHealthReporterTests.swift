@@ -2,7 +2,8 @@ import Foundation
 import SignalKKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutModules
+@testable import LookoutAutomation
 
 /// A boat's stream as `lookout serve`'s health shows it.
 final class SignalKHealthReporterTests: XCTestCase {

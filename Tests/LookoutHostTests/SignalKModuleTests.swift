@@ -4,7 +4,8 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutModules
 
 /// A Signal K simulator for the whole test process, never stopped (stopping Hummingbird while a
 /// connection arrives can trap in NIO). It never ticks by itself: tests publish every value they

@@ -5,7 +5,8 @@ import Lua
 import SignalKKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutModules
 
 /// What the script's handler received, keyed `path=value`; waits without sleeping (a deadline
 /// only guards against a hang).

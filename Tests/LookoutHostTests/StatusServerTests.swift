@@ -4,7 +4,9 @@ import XCTest
 import FoundationNetworking
 #endif
 
-@testable import LookoutHost
+@testable import LookoutModules
+@testable import LookoutAutomation
+@testable import LookoutConfig
 
 /// `StatusServer`: `GET /status` from the health registry, extra routes, loopback only.
 final class StatusServerTests: XCTestCase {

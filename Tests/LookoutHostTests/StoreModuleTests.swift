@@ -3,7 +3,9 @@ import LookoutTestSupport
 import Lua
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
+@testable import LookoutStore
+@testable import LookoutModules
 
 /// `store` and the `StateStore` under it.
 final class StoreModuleTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import LookoutHost
+@testable import LookoutAutomation
+@testable import LookoutConfig
 import LookoutTestSupport
 import Lua
 import XCTest

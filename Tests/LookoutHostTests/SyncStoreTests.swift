@@ -4,7 +4,7 @@ import LookoutSim
 import NightscoutKit
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutStore
 
 /// `StateStore` as NightscoutKit's `SyncStore`: the `v3-sync` tables, atomic pages, range reads,
 /// tombstones, and a real `SyncManager` against the simulator.

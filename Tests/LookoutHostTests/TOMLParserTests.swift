@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import LookoutHost
+@testable import LookoutConfig
 
 final class TOMLParserTests: XCTestCase {
     // MARK: Valid documents

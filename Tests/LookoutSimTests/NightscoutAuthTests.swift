@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LookoutModules
 import LookoutSim
 import XCTest
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LookoutConfig
 import LookoutSim
 import XCTest
 

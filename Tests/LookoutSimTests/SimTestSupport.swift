@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import LookoutConfig
+import LookoutModules
 import LookoutSim
 import NIOCore
 import NIOHTTP1

@@ -1,6 +1,7 @@
 import Foundation
-import XCTest
+import LookoutModules
 @testable import NightscoutKit
+import XCTest
 
 final class CredentialsTests: XCTestCase {
     func testSpecSHA1Vector() {

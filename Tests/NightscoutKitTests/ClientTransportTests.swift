@@ -1,6 +1,7 @@
 import Foundation
-import XCTest
+import LookoutModules
 @testable import NightscoutKit
+import XCTest
 
 /// Records requests and answers from a fixed function (no network).
 final class RecordingTransport: @unchecked Sendable {

@@ -1,6 +1,8 @@
 import Foundation
-import XCTest
+import LookoutConfig
+import LookoutModules
 @testable import NightscoutKit
+import XCTest
 
 final class ConfigurationTests: XCTestCase {
     func testNormalisesSiteURL() throws {

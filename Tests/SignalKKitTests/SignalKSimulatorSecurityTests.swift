@@ -1,4 +1,6 @@
 import Foundation
+import LookoutConfig
+import LookoutModules
 import LookoutSim
 import SignalKKit
 import XCTest

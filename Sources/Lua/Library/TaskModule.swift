@@ -76,29 +76,10 @@ struct TaskModule: LuaModule {
             },
         ], prefix: "task.", on: stack)
         // task.all is plain Lua over task.wait.
-        let status = TaskModule.allSource.withCString { shim_loadtext(stack.L, $0, TaskModule.allSource.utf8.count, "=[lookout] task.all") }
-        guard status == LUA_OK else { throw LuaRaise("task.all: \(stack.string(at: -1) ?? "?")") }
+        try stack.load(PackageResources.task_all_lua, name: "=[lookout] task.all", what: "task.all")
         stack.pushCopy(of: -2)
-        guard shim_pcall_traceback(stack.L, 1, 0) == LUA_OK else { throw LuaRaise("task.all: \(stack.string(at: -1) ?? "?")") }
+        try stack.protectedCall(arguments: 1, results: 0, what: "task.all")
     }
-
-    private static let allSource = """
-        local task = ...
-        local wait, pack, unpack, type, error = task.wait, table.pack, table.unpack, type, error
-        function task.all(list, timeout)
-          if type(list) ~= "table" then
-            error("bad argument #1 to 'all' (table of tasks expected, got " .. type(list) .. ")", 2)
-          end
-          local results, first_error = {}, nil
-          for i = 1, #list do
-            local r = pack(wait(list[i], timeout))
-            if r[1] then results[i] = pack(unpack(r, 2, r.n))
-            elseif not first_error then first_error = r[2] end
-          end
-          if first_error then return false, first_error end
-          return true, results
-        end
-        """
 
     /// `task.wait(t, timeout)`: `true, results…` or `false, err`.
     static func wait(for target: LuaTask, timeoutArgument: Int, _ call: LuaCall) throws -> LuaReturn {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutStore
 
 /// `lookout ack ID [--by NAME]`: acknowledges an alert's current episode from the shell; the
 /// script that checks the alert sees it at its next check. `lookout ack --list` shows the alerts.

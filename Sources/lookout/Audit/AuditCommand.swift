@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutStore
 import NightscoutKit
 
 /// `lookout audit`: the append-only log of Loop remote commands.

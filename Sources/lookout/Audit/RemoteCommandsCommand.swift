@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutModules
 import NightscoutKit
 
 /// `lookout remote list PROFILE`: the site's Loop Remote 2.0 commands and where they stand;

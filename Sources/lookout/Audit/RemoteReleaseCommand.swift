@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutAutomation
+import LookoutStore
 import NightscoutKit
 
 /// `lookout remote release ID [--yes]`: a person gives one sent command's budget back.

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import Logging
-import LookoutHost
+import LookoutConfig
+import LookoutModules
 import LookoutSim
+import LookoutStore
 import Lua
 import SignalKKit
 

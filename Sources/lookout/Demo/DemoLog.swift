@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import LookoutHost
+import LookoutConfig
+import LookoutModules
 
 /// The last lines the demo's scripts logged or printed, for the live view (instead of the
 /// terminal, which the view redraws).

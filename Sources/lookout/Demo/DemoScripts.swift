@@ -1,6 +1,8 @@
 import Foundation
 import Logging
-import LookoutHost
+import LookoutAutomation
+import LookoutConfig
+import LookoutModules
 import Lua
 
 /// The ready automations the demo runs, each in its own Lua state, as `lookout serve` would.

@@ -1,5 +1,5 @@
 import Foundation
-import LookoutHost
+import LookoutModules
 import LookoutSim
 
 /// What the demo shows, redrawn every second on a terminal: the BG chart, the latest reading, the

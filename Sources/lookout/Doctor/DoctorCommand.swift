@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutAutomation
+import LookoutConfig
 
 /// `lookout doctor`: checks the configuration, the state database, the outbox and every profile's
 /// server, and writes a redacted support bundle on request.
@@ -53,7 +54,7 @@ struct DoctorCommand: AsyncParsableCommand {
             print(failures + warnings == 0 ? "All good." : "\(failures) failed, \(warnings) warning\(warnings == 1 ? "" : "s").")
         }
         if let bundle {
-            let made = await SupportBundle.make(doctor: doctor, checks: checks, version: LookoutVersion.text)
+            let made = await SupportBundle.make(doctor: doctor, checks: checks, version: LookoutVersion.current)
             let text = made.json(secrets: secrets)
             guard FileManager.default.createFile(atPath: bundle, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
                 throw HostSetupError(description: "cannot write the support bundle to \(bundle)")

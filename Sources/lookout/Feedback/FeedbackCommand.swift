@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutConfig
+import LookoutModules
+import LookoutStore
 import NorthlightKit
 
 /// `lookout feedback`: send feedback to a Northlight project.
@@ -81,7 +83,7 @@ struct BugCommand: AsyncParsableCommand {
         let email = FeedbackSender.value(self.email, ask: ask) { form.line("E-mail (optional)", default: sender.connection.email) }
         if diagnostics != false && (diagnostics == true || ask) {
             let store = try? StateStore.shared(paths: sender.environment.paths)
-            let summary = await DiagnosticsSummary.collect(version: LookoutVersion.text, config: sender.environment.config, store: store,
+            let summary = await DiagnosticsSummary.collect(version: LookoutVersion.current, config: sender.environment.config, store: store,
                                                            secrets: [sender.connection.configuration.apiKey])
             FileHandle.standardError.write(Data("Diagnostics summary:\n\(summary.text)\n".utf8))
             if diagnostics == true || form.confirm("Attach this summary?", default: true) {

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutConfig
+import LookoutModules
+import LookoutStore
 import NorthlightKit
 
 /// What `lookout feedback` and `lookout bug` share: the profile, sending, and the report.
@@ -12,7 +14,7 @@ struct FeedbackSender {
     init(profile name: String?) throws {
         environment = try HostEnvironment.load()
         do {
-            connection = try NorthlightConnection.profile(name, config: environment.config, appVersion: LookoutVersion.text)
+            connection = try NorthlightConnection.profile(name, config: environment.config, appVersion: LookoutVersion.current)
         } catch {
             throw HostSetupError(description: "\(error)")
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import GarminKit
-import LookoutHost
+import LookoutModules
 import Lua
 
 /// `lookout garmin login|status|refresh|logout|profile [PROFILE]`: the account of a

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutAutomation
+import LookoutModules
+import LookoutStore
 import NightscoutKit
 
 /// `lookout outbox [list|retry ID|drop ID]`: the upload queue from the shell.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutConfig
+import LookoutModules
 import Lua
 
 /// `lookout repl [--load FILE]` (also `lookout` with no arguments).
@@ -57,7 +58,7 @@ struct ReplCommand: AsyncParsableCommand {
         }
         let session = ReplSession(runtime: runtime, reader: reader, interactive: interactive)
         if interactive {
-            reader.print("Lookout \(LookoutVersion.text) (Lua 5.4): help() for help, .quit or Ctrl-D to leave")
+            reader.print("Lookout \(LookoutVersion.current) (Lua 5.4): help() for help, .quit or Ctrl-D to leave")
         }
         if let load { await session.load(file: load) }
         let signals = SignalWatcher { number in

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutAutomation
+import LookoutConfig
+import LookoutModules
+import LookoutStore
 import Lua
 
 /// `lookout serve [PATHS…]`: runs scripts for as long as it lives.

@@ -1,5 +1,7 @@
 import Foundation
-import LookoutHost
+import LookoutAutomation
+import LookoutConfig
+import LookoutModules
 import Lua
 
 /// The status endpoint and the status file of a running `serve`.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutAutomation
+import LookoutConfig
+import LookoutModules
 import Lua
 
 /// `serve --isolate`: each script runs in a worker process, `lookout serve --worker FILE`, which

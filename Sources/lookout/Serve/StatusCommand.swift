@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutAutomation
+import LookoutModules
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

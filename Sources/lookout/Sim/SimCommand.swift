@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutScenarios
 import LookoutSim
 import Lua
 

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
 import Lua
 import NightscoutKit
+import LookoutModules
 
 #if canImport(Glibc)
 import Glibc

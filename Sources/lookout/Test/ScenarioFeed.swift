@@ -1,5 +1,5 @@
 import Foundation
-import LookoutHost
+import LookoutScenarios
 import LookoutSim
 
 /// Puts a scenario's data into the simulators as virtual time passes: every reading and Loop

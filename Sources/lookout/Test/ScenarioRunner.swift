@@ -1,7 +1,10 @@
 import Foundation
 import GarminKit
 import Logging
-import LookoutHost
+import LookoutAutomation
+import LookoutConfig
+import LookoutModules
+import LookoutScenarios
 import LookoutSim
 import Lua
 

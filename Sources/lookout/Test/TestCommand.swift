@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LookoutHost
+import LookoutScenarios
 import Lua
 
 /// `lookout test SCRIPT --scenario NAME|FILE [--hours N] [--json]`.

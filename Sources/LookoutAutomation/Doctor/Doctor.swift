@@ -1,0 +1,196 @@
+import Foundation
+import GarminKit
+import LookoutConfig
+import LookoutModules
+import LookoutStore
+import Lua
+import NightscoutKit
+import SignalKKit
+
+/// The checks behind `lookout doctor`: configuration, state database, outbox, and for each
+/// Nightscout and Signal K profile its secrets, reachability, authentication and data age.
+///
+/// Every finding is in plain words and free of secrets; a failing part never stops the others.
+public struct Doctor: Sendable {
+    public let paths: LookoutPaths
+    /// The configuration, or why it could not be read.
+    public let config: Result<HostConfig, ConfigError>
+    public let environment: [String: String]
+    /// Per-request timeout for the network checks.
+    public var timeout: TimeInterval = 10
+    /// CGM data older than this is reported as a warning.
+    public var staleAfter: TimeInterval = 15 * 60
+
+    /// A doctor for these paths and this configuration.
+    public init(paths: LookoutPaths, config: Result<HostConfig, ConfigError>,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.paths = paths
+        self.config = config
+        self.environment = environment
+    }
+
+    /// Runs every check; `progress` sees each finding as it is made.
+    public func run(progress: @Sendable (DoctorCheck) -> Void = { _ in }) async -> [DoctorCheck] {
+        var checks: [DoctorCheck] = []
+        func add(_ c: DoctorCheck) {
+            checks.append(c)
+            progress(c)
+        }
+        switch config {
+        case .failure(let error):
+            add(DoctorCheck("config", .failure, error.description))
+        case .success(let config):
+            let exists = FileManager.default.fileExists(atPath: paths.configFile)
+            let profiles = HostConfig.knownServices.flatMap { s in config.profiles(service: s).map { "\(s).\($0)" } }
+            add(DoctorCheck("config", .ok, (exists ? paths.configFile : "no config file (\(paths.configFile)); built-in defaults")
+                + (profiles.isEmpty ? ", no profiles" : ", profiles: " + profiles.joined(separator: ", "))))
+        }
+        if case .success(let config) = config {
+            for warning in config.secretFileWarnings(environment: environment) { add(DoctorCheck("secrets", .warning, warning)) }
+        }
+        for c in await stateChecks() { add(c) }
+        guard case .success(let config) = config else { return checks }
+        for name in config.profiles(service: "nightscout") { add(await nightscout(name, config: config)) }
+        for name in config.profiles(service: "signalk") { add(await signalk(name, config: config)) }
+        for name in config.profiles(service: "garmin") { add(await garmin(name, config: config)) }
+        return checks
+    }
+
+    // MARK: state
+
+    func stateChecks() async -> [DoctorCheck] {
+        let store: StateStore
+        do { store = try StateStore.shared(paths: paths) } catch {
+            return [DoctorCheck("state", .failure, "cannot open \(paths.databaseFile): \(error.description)")]
+        }
+        var checks = [DoctorCheck("state", .ok, paths.databaseFile)]
+        do {
+            let open = try await store.items(site: nil, states: [.pending, .failed], limit: 100_000)
+            let failed = open.filter { $0.state == .failed }
+            let pending = open.filter { $0.state == .pending }
+            if open.isEmpty {
+                checks.append(DoctorCheck("outbox", .ok, "empty"))
+            } else {
+                var words = "\(pending.count) pending, \(failed.count) failed"
+                if let oldest = pending.map(\.created).min() {
+                    words += "; oldest pending queued \(Self.age(Date().timeIntervalSince(oldest))) ago"
+                }
+                if let last = failed.last?.lastError { words += "; last failure: \(last)" }
+                let stuck = pending.contains { Date().timeIntervalSince($0.created) > 3600 }
+                checks.append(DoctorCheck("outbox", failed.isEmpty && !stuck ? .ok : .warning,
+                                          words + (failed.isEmpty ? "" : " (see `lookout outbox`)")))
+            }
+        } catch {
+            checks.append(DoctorCheck("outbox", .failure, "cannot read the outbox: \(error)"))
+        }
+        return checks
+    }
+
+    // MARK: services
+
+    func nightscout(_ name: String, config: HostConfig) async -> DoctorCheck {
+        let subject = "nightscout.\(name)"
+        let connection: NightscoutConnection
+        do { connection = try NightscoutConnection.profile(name, config: config, environment: environment) } catch {
+            return DoctorCheck(subject, .failure, Self.plain(error))
+        }
+        let client = NightscoutClient(configuration: connection.configuration, timeout: timeout)
+        let site = Redaction.url(connection.configuration.siteURL)
+        do {
+            let status = try await client.status()
+            var words = "\(site): Nightscout \(status.version ?? "(version unknown)")"
+            if connection.configuration.credentials != .none {
+                let auth = try await client.verifyAuth()
+                guard auth.isAuthenticated else {
+                    return DoctorCheck(subject, .failure, "\(site): the site refused the credentials; check the token or secret")
+                }
+                words += auth.isAdmin ? ", admin" : auth.canWrite ? ", read and write" : ", read only"
+            }
+            let latest = try await client.entries(V1Query(collection: .entries, from: Date(timeIntervalSinceNow: -7 * 86400), count: 1))
+            guard let entry = latest.first, let date = entry.common.date?.date else {
+                return DoctorCheck(subject, .warning, words + "; no CGM entries in the last 7 days")
+            }
+            let age = Date().timeIntervalSince(date)
+            words += "; newest entry \(Self.age(age)) old" + (entry.sgv.map { " (\(Int($0)) mg/dL)" } ?? "")
+            return DoctorCheck(subject, age > staleAfter ? .warning : .ok, words)
+        } catch let error as NightscoutError {
+            if case .unauthorized = error {
+                return DoctorCheck(subject, .failure, "\(site): the site refused the credentials (\(error)); check the token or secret")
+            }
+            return DoctorCheck(subject, .failure, "\(site): \(error)")
+        } catch {
+            return DoctorCheck(subject, .failure, "\(site): \(error)")
+        }
+    }
+
+    func signalk(_ name: String, config: HostConfig) async -> DoctorCheck {
+        let subject = "signalk.\(name)"
+        let connection: SignalKConnection
+        do { connection = try SignalKConnection.profile(name, config: config, environment: environment) } catch {
+            return DoctorCheck(subject, .failure, Self.plain(error))
+        }
+        let server = Redaction.url(connection.server)
+        do {
+            let endpoints = try await SignalKREST.discover(server: connection.server)
+            var words = "\(server): \(endpoints.serverId ?? "Signal K server") \(endpoints.serverVersion ?? "")"
+                .trimmingCharacters(in: .whitespaces)
+            let token = connection.token
+            let provider: (@Sendable () async -> String?)? = token.map { t in { @Sendable in t } }
+            let rest = SignalKREST(server: connection.server, tokenProvider: provider)
+            let selfValue = try await rest.get("self")
+            words += "; self \(selfValue.stringValue ?? "?")" + (token == nil ? "" : "; token accepted")
+            if let t = token, let exp = SignalKTokenStore.jwtExpiry(t) {
+                let left = exp.timeIntervalSinceNow
+                if left < 7 * 86400 { return DoctorCheck(subject, .warning, words + "; the token expires in \(Self.age(max(0, left)))") }
+            }
+            return DoctorCheck(subject, .ok, words)
+        } catch let e as SignalKClientError {
+            if case .unauthorized = e {
+                let why = connection.token == nil ? "the server needs a token (security is on): add token_env or token_file"
+                    : "the server refused the token: request a new one"
+                return DoctorCheck(subject, .failure, "\(server): \(why)")
+            }
+            return DoctorCheck(subject, .failure, "\(server): \(e)")
+        } catch {
+            return DoctorCheck(subject, .failure, "\(server): \(error)")
+        }
+    }
+
+    func garmin(_ name: String, config: HostConfig) async -> DoctorCheck {
+        let subject = "garmin.\(name)"
+        let client: GarminClient
+        do {
+            let connection = try GarminConnection.profile(name, config: config, paths: paths, environment: environment)
+            client = try GarminClient(configuration: connection.configuration)
+        } catch {
+            return DoctorCheck(subject, .failure, Self.plain(error))
+        }
+        let status = await client.status()
+        guard status.loggedIn else {
+            return DoctorCheck(subject, .failure, "not logged in: run `lookout garmin login \(name)`")
+        }
+        do {
+            _ = try await client.json(.profile)
+            let expiry = await client.status().oauth2ExpiresAt.map { "; access token valid for \(Self.age(max(0, $0.timeIntervalSinceNow)))" } ?? ""
+            return DoctorCheck(subject, .ok, "logged in (\(status.domain ?? "garmin.com"))\(expiry)")
+        } catch {
+            return DoctorCheck(subject, .failure, "the Connect API refused or failed: \(error)")
+        }
+    }
+
+    // MARK: wording
+
+    static func plain(_ error: any Error) -> String {
+        if let info = error as? LuaErrorInfo { return info.message }
+        return String(describing: error)
+    }
+
+    /// `42 s`, `5 min`, `3 h 10 min`, `2 days`.
+    static func age(_ seconds: TimeInterval) -> String {
+        let s = Int(seconds.rounded())
+        if s < 60 { return "\(s) s" }
+        if s < 3600 { return "\(s / 60) min" }
+        if s < 86400 { return "\(s / 3600) h" + (s % 3600 >= 60 ? " \(s % 3600 / 60) min" : "") }
+        return "\(s / 86400) day" + (s / 86400 == 1 ? "" : "s")
+    }
+}

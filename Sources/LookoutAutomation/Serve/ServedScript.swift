@@ -1,0 +1,294 @@
+import Foundation
+import LookoutConfig
+import LookoutModules
+import Lua
+
+/// One script under `serve`: runs it in its own Lua state, restarts it with backoff when it
+/// crashes, and stops it (draining running tasks) on reload or shutdown.
+///
+/// A crash is an error in the main chunk (the script is stopped at once, even if it had started
+/// timers), a syntax error, or a run that ended with errors. A run that ends cleanly with nothing
+/// left to do is `finished` and not restarted until its file changes.
+actor ServedScript {
+    /// The path of the file.
+    let file: String
+    /// The name in health and logs (the file name).
+    let name: String
+    private let factory: ServeScriptFactory
+    private let settings: ServeSettings
+    private let health: HealthRegistry
+    private let log: ServeLog
+    private var loop: Task<Void, Never>?
+    private var current: (runtime: LuaRuntime, generation: UInt64, watch: StallWatch)?
+    private var process: Process?
+    private var stopping = false
+    private var restarts = 0
+
+    init(file: String, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry, log: @escaping ServeLog) {
+        self.file = file
+        self.name = (file as NSString).lastPathComponent
+        self.factory = factory
+        self.settings = settings
+        self.health = health
+        self.log = log
+    }
+
+    /// Starts supervising.
+    func start() {
+        guard loop == nil else { return }
+        loop = Task { await self.supervise() }
+    }
+
+    /// Waits until supervision ends (the script finished, was stopped, or crashed without restart).
+    func finished() async { await loop?.value }
+
+    private enum RunResult {
+        case finished, stopped
+        case crashed(String)
+        /// Stuck past its limits (see ``AbandonedStates``): stays stopped until the file changes.
+        case quarantined(String)
+    }
+
+    private func supervise() async {
+        var failures = 0
+        while !stopping {
+            let started = ContinuousClock.now
+            let result = await runOnce()
+            if stopping { break }
+            switch result {
+            case .stopped:
+                return
+            case .finished:
+                health.updateScript(name) { $0.state = .finished; $0.nextRestart = nil }
+                log("\(name): finished (nothing left to run); it runs again when the file changes")
+                return
+            case .quarantined(let reason):
+                log("\(name): quarantined until its file changes: \(reason)")
+                return
+            case .crashed(let reason):
+                let ranFor = ContinuousClock.now - started
+                failures = ranFor >= .seconds(settings.stableAfter) ? 1 : failures + 1
+                let delay = settings.backoff(failures: failures)
+                let restartAt = Date().addingTimeInterval(delay)
+                health.updateScript(name) { entry in
+                    entry.state = .crashed
+                    entry.nextRestart = restartAt
+                    if entry.lastError == nil { entry.lastError = reason; entry.lastErrorAt = Date() }
+                }
+                guard settings.restartCrashed else {
+                    log("\(name): crashed (\(reason))")
+                    return
+                }
+                log("\(name): crashed (\(reason)); restarting in \(Quantities.formatDuration(delay))")
+                do {
+                    try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+                } catch {
+                    return  // stopped while waiting
+                }
+                if stopping { return }
+                restarts += 1
+                let count = restarts
+                health.updateScript(name) { $0.restarts = count; $0.nextRestart = nil }
+            }
+        }
+    }
+
+    private func runOnce() async -> RunResult {
+        if let launcher = factory.worker { return await runWorker(launcher) }
+        let watch = RunWatch()
+        var options = factory.options(file)
+        options.timeLimit = 0  // a served script runs for as long as serve does
+        let name = self.name
+        let health = self.health
+        let log = self.log
+        options.errors = { error in
+            health.updateScript(name) { entry in
+                entry.errors += 1
+                entry.lastError = error.message
+                entry.lastErrorAt = Date()
+                entry.traceback = error.traceback.isEmpty ? nil : error.traceback
+            }
+            log(error.description)
+            if error.task.hasPrefix("main chunk") { watch.crash(reason: "error in the main chunk: \(error.message)") }
+        }
+        health.updateScript(name) { entry in
+            entry.state = .starting
+            entry.errors = 0
+            entry.jobs = []
+            entry.nextRun = nil
+        }
+        let runtime = LuaRuntime(options: options, modules: factory.modules(file))
+        do {
+            try await runtime.start()
+        } catch {
+            await runtime.close()
+            return .crashed("cannot start Lua: \(error)")
+        }
+        let generation = await runtime.withEngine { $0.generation }
+        let stall = StallWatch(runtime: runtime, grace: options.stallGrace)
+        defer { stall.cancel() }
+        current = (runtime, generation, stall)
+        watch.attach(runtime)
+        health.updateScript(name) { $0.state = .running }
+        let file = self.file
+        let ran = await stall.run { await runtime.run(file: file) }
+        current = nil
+        guard let outcome = ran, await stall.run({ await runtime.close() }) != nil else {
+            return quarantine(runtime, reason: stall.reason ?? "stuck")
+        }
+        if stopping { return .stopped }
+        if let message = outcome.message {
+            health.updateScript(name) { $0.lastError = message; $0.lastErrorAt = Date(); $0.errors += 1 }
+            log("\(name): \(message)")
+            return .crashed(message)
+        }
+        if let reason = watch.reason { return .crashed(reason) }
+        if outcome.exitCode != 0 {
+            return .crashed(outcome.errors > 0 ? "ended after \(outcome.errors) error\(outcome.errors == 1 ? "" : "s")" : "exit status \(outcome.exitCode)")
+        }
+        return .finished
+    }
+
+    /// Stops the script: no new runs start, running tasks get `settings.drainDeadline`, then
+    /// everything left is cancelled and the state closed.
+    func stop() async {
+        stopping = true
+        loop?.cancel()
+        // Calls into the runtime only while `current` is set: runOnce clears it before closing
+        // the runtime (whose executor thread then ends), and this actor runs one of them at a time.
+        // A stuck state answers no call: each goes through the stall watch, which gives up on it.
+        if let (runtime, generation, stall) = current {
+            _ = await stall.run { await runtime.withLiveEngine(generation: generation) { $0.stopTimers() } }
+            let deadline = ContinuousClock.now + .milliseconds(Int(settings.drainDeadline * 1000))
+            var idle = false
+            while !idle, ContinuousClock.now < deadline {
+                guard current?.runtime === runtime else { idle = true; break }
+                idle = await stall.run { await runtime.withLiveEngine(generation: generation) { $0.isIdle } ?? true } ?? true
+                if !idle { try? await Task.sleep(for: .milliseconds(20)) }
+            }
+            if !idle { runtime.interrupt() }
+        }
+        if let process, process.isRunning {
+            let pid = process.processIdentifier
+            kill(pid, SIGTERM)
+            let deadline = ContinuousClock.now + .milliseconds(Int(settings.drainDeadline * 1000) + 2000)
+            while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+            if process.isRunning { kill(pid, SIGKILL) }
+        }
+        await loop?.value
+        health.updateScript(name) { $0.state = .stopped; $0.nextRun = nil; $0.nextRestart = nil }
+    }
+}
+
+extension ServedScript {
+    /// Gives up on a state that its limits could not stop: it is kept (never touched or freed
+    /// again, see ``AbandonedStates``) and the script is reported quarantined.
+    private func quarantine(_ runtime: LuaRuntime, reason: String) -> RunResult {
+        runtime.interrupt()  // in case it ever gets back to Lua code
+        runtime.executor.deprioritize()  // it keeps spinning: idle CPU time only
+        let kept = AbandonedStates.keep(runtime)
+        health.updateScript(name) { entry in
+            entry.state = .quarantined
+            entry.lastError = reason
+            entry.lastErrorAt = Date()
+            entry.errors += 1
+            entry.nextRun = nil
+            entry.nextRestart = nil
+            entry.detail = "abandoned Lua states in this process: \(kept)"
+        }
+        return .quarantined(reason)
+    }
+
+    /// Runs the script in a worker process (`--isolate`) and waits for it to exit; its health is
+    /// copied from the file it writes.
+    private func runWorker(_ launcher: ServeWorkerLauncher) async -> RunResult {
+        let healthFile = launcher.healthFile(file)
+        try? FileManager.default.removeItem(atPath: healthFile)
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: launcher.executable)
+        child.arguments = launcher.arguments(file)
+        var environment = ProcessInfo.processInfo.environment
+        environment[ServeWorkerLauncher.healthVariable] = healthFile
+        child.environment = environment
+        let (exits, continuation) = AsyncStream<Int32>.makeStream()
+        child.terminationHandler = { process in
+            continuation.yield(process.terminationStatus)
+            continuation.finish()
+        }
+        do {
+            try child.run()
+        } catch {
+            return .crashed("cannot start a worker process: \(error)")
+        }
+        process = child
+        let name = self.name
+        let health = self.health
+        let pid = child.processIdentifier
+        health.updateScript(name) { $0.state = .running; $0.detail = "worker pid \(pid)" }
+        let copier = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                ServedScript.copyWorkerHealth(from: healthFile, name: name, into: health)
+            }
+        }
+        var iterator = exits.makeAsyncIterator()
+        let status = await iterator.next() ?? -1
+        copier.cancel()
+        ServedScript.copyWorkerHealth(from: healthFile, name: name, into: health)
+        process = nil
+        if stopping { return .stopped }
+        if status == 0 { return .finished }
+        if child.terminationReason == .exit, status == ServeWorkerLauncher.quarantinedStatus {
+            let reason = health.script(name)?.lastError ?? "stuck past its limits"
+            health.updateScript(name) { $0.state = .quarantined; $0.nextRestart = nil; $0.nextRun = nil }
+            return .quarantined(reason + " (worker process \(pid) ended)")
+        }
+        let reason = child.terminationReason == .uncaughtSignal ? "worker killed by signal \(status)" : "worker exited with status \(status)"
+        return .crashed(reason)
+    }
+
+    /// Copies what the worker reported about its script (errors, jobs, next run).
+    static func copyWorkerHealth(from file: String, name: String, into health: HealthRegistry) {
+        guard let data = FileManager.default.contents(atPath: file),
+              let document = try? HealthDocument.decode(data)
+        else { return }
+        for entry in document.entries {
+            if entry.kind == "script" {
+                health.updateScript(name) { mine in
+                    mine.errors = entry.errors
+                    mine.lastError = entry.lastError ?? mine.lastError
+                    mine.lastErrorAt = entry.lastErrorAt ?? mine.lastErrorAt
+                    mine.traceback = entry.traceback ?? mine.traceback
+                    mine.lastSuccess = entry.lastSuccess ?? mine.lastSuccess
+                    mine.jobs = entry.jobs
+                    mine.nextRun = entry.nextRun
+                }
+            } else {
+                health.updateComponent(entry.name, script: name) { $0 = entry }
+            }
+        }
+    }
+}
+
+/// Notices a crash reported from the Lua thread and stops the state.
+private final class RunWatch: Sendable {
+    private let state = Locked<(reason: String?, runtime: LuaRuntime?)>((nil, nil))
+
+    var reason: String? { state.withLock { $0.reason } }
+
+    func attach(_ runtime: LuaRuntime) {
+        let crashed = state.withLock { state -> Bool in
+            state.runtime = runtime
+            return state.reason != nil
+        }
+        if crashed { Task { await runtime.cancelAll() } }
+    }
+
+    func crash(reason: String) {
+        let runtime = state.withLock { state -> LuaRuntime? in
+            if state.reason == nil { state.reason = reason }
+            return state.runtime
+        }
+        if let runtime { Task { await runtime.cancelAll() } }
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import LookoutConfig
+import LookoutModules
+import NIOCore
+
+/// A request to the status server, as an extra route sees it.
+public struct StatusRequest: Sendable {
+    /// `GET`, `POST`, …
+    public var method: String
+    /// The path, e.g. `/ack/urgent-low`.
+    public var path: String
+    /// The query string without `?`, if any.
+    public var query: String?
+    /// Header fields, names in lower case.
+    public var headers: [String: String]
+    /// The body (at most 1 MiB).
+    public var body: Data
+}
+
+/// What a route answers.
+public struct StatusResponse: Sendable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The content type.
+    public var contentType: String
+    /// The body.
+    public var body: Data
+
+    /// Creates a response.
+    public init(status: Int, contentType: String, body: Data) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+    }
+
+    /// A JSON response from a JSON-encodable value (`{"error": …}` if it cannot be encoded).
+    public static func json(_ value: some Encodable, status: Int = 200) -> StatusResponse {
+        let data = (try? HealthDocument.encoder.encode(value)) ?? Data(#"{"error":"cannot encode"}"#.utf8)
+        return StatusResponse(status: status, contentType: "application/json", body: data)
+    }
+
+    /// A plain-text response.
+    public static func text(_ text: String, status: Int = 200) -> StatusResponse {
+        StatusResponse(status: status, contentType: "text/plain; charset=utf-8", body: Data((text + "\n").utf8))
+    }
+}
+
+/// A route besides `GET /status`: requests whose method matches and whose path starts with
+/// `pathPrefix` go to `handler` (the longest matching prefix wins). For example the alert
+/// acknowledgement callback: `StatusRoute(method: "POST", pathPrefix: "/ack/") { … }`.
+public struct StatusRoute: Sendable {
+    /// The HTTP method, upper case.
+    public var method: String
+    /// The start of the paths it answers.
+    public var pathPrefix: String
+    /// Answers a request.
+    public var handler: @Sendable (StatusRequest) async -> StatusResponse
+
+    /// Creates a route.
+    public init(method: String, pathPrefix: String, handler: @escaping @Sendable (StatusRequest) async -> StatusResponse) {
+        self.method = method.uppercased()
+        self.pathPrefix = pathPrefix
+        self.handler = handler
+    }
+}
+
+/// The loopback HTTP server of `serve`: `GET /status` answers the health registry as JSON
+/// (`HealthDocument`), plus any extra routes. It listens on 127.0.0.1 only.
+public final class StatusServer: Sendable {
+    /// Errors from `start`.
+    public struct StartError: Error, CustomStringConvertible, Sendable {
+        /// What went wrong.
+        public let description: String
+    }
+
+    private let health: HealthRegistry
+    private let info: @Sendable () -> [String: String]
+    private let routes: [StatusRoute]
+    private let task = Locked<Task<Void, any Error>?>(nil)
+
+    /// - Parameters:
+    ///   - info: extra fields of the document's `info` (pid, start time…), read per request.
+    ///   - extraRoutes: routes besides `GET /status`.
+    public init(health: HealthRegistry, info: @escaping @Sendable () -> [String: String] = { [:] },
+                extraRoutes: [StatusRoute] = []) {
+        self.health = health
+        self.info = info
+        self.routes = extraRoutes
+    }
+
+    /// Starts listening on 127.0.0.1:`port` (0: any free port); returns the port.
+    public func start(port: Int) async throws -> Int {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "lookout.status")
+        logger.logLevel = .critical
+        let app = Application(
+            responder: StatusResponder(health: health, info: info, routes: routes),
+            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: logger)
+        let running = Task {
+            defer { continuation.finish() }
+            try await app.run()
+        }
+        task.withLock { $0 = running }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next(), bound > 0 else {
+            let reason: String
+            do { try await running.value; reason = "the server stopped" } catch { reason = "\(error)" }
+            throw StartError(description: "cannot listen on 127.0.0.1:\(port): \(reason)")
+        }
+        return bound
+    }
+
+    /// Stops the server.
+    public func stop() async {
+        guard let running = task.withLock({ task -> Task<Void, any Error>? in defer { task = nil }; return task }) else { return }
+        running.cancel()
+        _ = try? await running.value
+    }
+}
+
+struct StatusResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let health: HealthRegistry
+    let info: @Sendable () -> [String: String]
+    let routes: [StatusRoute]
+
+    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+        var request = request
+        let path = request.uri.path
+        let method = request.method.rawValue
+        if path == "/status" || path == "/status/" {
+            guard method == "GET" || method == "HEAD" else { return Self.convert(.text("use GET /status", status: 405)) }
+            return Self.convert(StatusResponse(
+                status: 200, contentType: "application/json", body: health.json(now: Date(), extra: info())))
+        }
+        let matching = routes.filter { $0.method == method && path.hasPrefix($0.pathPrefix) }
+        guard let route = matching.max(by: { $0.pathPrefix.count < $1.pathPrefix.count }) else {
+            return Self.convert(.text("not found: \(method) \(path) (try GET /status)", status: 404))
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: 1 << 20)
+        } catch {
+            return Self.convert(.text("request body too large (limit 1 MiB)", status: 413))
+        }
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
+        let statusRequest = StatusRequest(
+            method: method, path: path, query: request.uri.query, headers: headers, body: Data(buffer: body))
+        return Self.convert(await route.handler(statusRequest))
+    }
+
+    static func convert(_ response: StatusResponse) -> Response {
+        var fields = HTTPFields()
+        fields[.contentType] = response.contentType
+        return Response(
+            status: HTTPResponse.Status(code: response.status), headers: fields,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import LookoutConfig
+import LookoutStore
+import Lua
+import NightscoutKit
+import NorthlightKit
+
+/// `feedback`: Northlight feedback for scripts: submit feedback and bug reports, vote, read the
+/// public board and roadmap.
+///
+/// `feedback.client "app"` reads `[northlight.app]`; `feedback.client()` the default profile.
+/// Methods wait without blocking other tasks and return `nil, err` on failure
+/// (`err.service == "northlight"`); submissions that fail for a passing reason go to the outbox.
+/// See `Stubs/feedback.lua`.
+public struct FeedbackModule: LuaModule {
+    public let name = "feedback"
+    public var stub: String { String(decoding: PackageResources.feedback_lua, as: UTF8.self) }
+
+    /// Where profiles are.
+    let config: HostConfig
+    /// Where `api_key_env` is read.
+    let environment: [String: String]
+    /// The app version in device info.
+    let appVersion: String
+    /// Opens the state database (the outbox), on first use and off the Lua thread.
+    let openStore: @Sendable () throws -> StateStore
+    /// When queued submissions are tried again.
+    let retryPolicy: RetryPolicy
+
+    /// The module for scripts, with the outbox in the state database at `paths`.
+    public init(config: HostConfig, paths: LookoutPaths, appVersion: String = LookoutVersion.current,
+         environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.init(config: config, environment: environment, appVersion: appVersion, retryPolicy: RetryPolicy()) {
+            try StateStore.shared(paths: paths)
+        }
+    }
+
+    /// The module over an open store (tests).
+    public init(config: HostConfig, store: StateStore, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy()) {
+        self.init(config: config, environment: environment, appVersion: LookoutVersion.current, retryPolicy: retryPolicy) { store }
+    }
+
+    private init(config: HostConfig, environment: [String: String], appVersion: String, retryPolicy: RetryPolicy,
+                 openStore: @escaping @Sendable () throws -> StateStore) {
+        self.config = config
+        self.environment = environment
+        self.appVersion = appVersion
+        self.retryPolicy = retryPolicy
+        self.openStore = openStore
+    }
+
+    public func push(into engine: LuaEngine, stack: LuaStack) throws {
+        engine.register(type: FeedbackClient.type, methods: FeedbackClient.methods)
+        let config = self.config, environment = self.environment, appVersion = self.appVersion
+        let openStore = self.openStore, policy = self.retryPolicy
+        engine.pushLibrary([
+            "client": { call in
+                let name = try call.optionalString(1)
+                do {
+                    let connection = try NorthlightConnection.profile(name, config: config, appVersion: appVersion, environment: environment)
+                    Task.detached { if let store = try? openStore() { try? await NorthlightSubmissions.resumeQueued(connection: connection, store: store) } }
+                    call.push(object: FeedbackClient(connection: connection, openStore: openStore, policy: policy), type: FeedbackClient.type)
+                    return .values(1)
+                } catch {
+                    return call.failure(LuaErrorInfo.northlight(error))
+                }
+            },
+            "severities": { call in call.returning(LuaValue.array(NorthlightSeverity.allCases.map { LuaValue.text($0.rawValue) })) },
+        ], prefix: "feedback.", on: stack)
+    }
+}

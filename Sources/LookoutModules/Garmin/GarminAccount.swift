@@ -1,0 +1,85 @@
+import Foundation
+import GarminKit
+import LookoutConfig
+import Lua
+
+/// The object behind `local me = garmin.client "me"`: a pooled `GarminClient` (one per profile and
+/// token directory, so every script shares one refresh) and the profile's login settings.
+final class GarminAccount: LuaObject {
+    /// The userdata type.
+    static let type = LuaObjectType(name: "lookout.garmin.client", displayName: "garmin client")
+
+    public let client: GarminClient
+    let connection: GarminConnection
+
+    init(client: GarminClient, connection: GarminConnection) {
+        self.client = client
+        self.connection = connection
+    }
+
+    var luaDescription: String { "garmin client \(connection.label) (\(connection.configuration.domain))" }
+    func luaClose(engine: LuaEngine) {}
+
+    /// `self` of a method call.
+    static func account(_ call: LuaCall) throws(LuaRaise) -> GarminAccount {
+        try call.object(as: GarminAccount.self, type: type)
+    }
+
+    /// Runs Kit work for a script: errors become `nil, err` with the Garmin fields.
+    static func wait<T: Sendable>(
+        _ call: LuaCall, _ what: String, _ operation: @escaping @Sendable () async throws -> T, deliver: @escaping (LuaStack, T) -> Int32
+    ) throws(LuaRaise) -> LuaReturn {
+        try call.wait(
+            what,
+            {
+                do { return try await operation() } catch { throw LuaErrorInfo.garmin(error) }
+            }, deliver: deliver)
+    }
+
+    /// Pushes a JSON body as a Lua value (nil for an empty body or JSON null), or `nil, err`.
+    static func pushJSON(_ body: Data, stack: LuaStack, engine: LuaEngine) -> Int32 {
+        if body.isEmpty {
+            stack.pushNil()
+            return 1
+        }
+        do {
+            try LuaJSONCodec.decode([UInt8](body), onto: stack, worker: LuaStack(engine.L))
+        } catch {
+            stack.pushNil()
+            engine.push(
+                error: LuaErrorInfo(code: "invalid_response", message: "the server's answer is not JSON (\(error.message))", service: "garmin"),
+                on: stack)
+            return 2
+        }
+        if stack.kind(at: -1) == .lightUserdata {  // json.null: no data
+            stack.pop()
+            stack.pushNil()
+        }
+        return 1
+    }
+}
+
+/// One `GarminClient` per (profile, token directory) for the whole process.
+enum GarminClientPool {
+    private static let clients = Locked<[String: GarminClient]>([:])
+
+    public static func client(for connection: GarminConnection) throws -> GarminClient {
+        let key = connection.label + "#" + (connection.configuration.tokenDirectory?.path ?? "") + "#"
+            + connection.configuration.connectAPI.absoluteString
+        return try clients.withLock { pool in
+            if let c = pool[key] { return c }
+            let c = try GarminClient(configuration: connection.configuration)
+            pool[key] = c
+            return c
+        }
+    }
+}
+
+/// A login waiting for its MFA code (between `login`'s two halves, on the Lua side).
+final class GarminPendingMFA: LuaObject {
+    static let type = LuaObjectType(name: "lookout.garmin.mfa", displayName: "garmin MFA login")
+    public let state: GarminMFAState
+    init(state: GarminMFAState) { self.state = state }
+    var luaDescription: String { "garmin MFA login (\(state.flow.rawValue))" }
+    func luaClose(engine: LuaEngine) {}
+}

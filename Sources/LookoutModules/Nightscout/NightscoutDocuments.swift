@@ -1,0 +1,111 @@
+import Foundation
+import Lua
+import NightscoutKit
+
+/// Server answers as Lua tables: bodies are decoded by the C JSON codec, so every field keeps the
+/// server's name and exact value; then each document gets both forms of its time.
+enum NightscoutDocuments {
+    /// Undecoded answers of one read, and the API that gave them.
+    struct Bodies: Sendable {
+        /// v1 bodies are JSON arrays or objects; v3 bodies are `{status, result}` envelopes.
+        var api: NightscoutAPIVersion
+        var bodies: [Data]
+    }
+
+    /// The ISO field of a collection's documents: `dateString` for entries, else `created_at`.
+    static func isoField(_ collection: V3Collection) -> String { collection == .entries ? "dateString" : "created_at" }
+
+    /// Pushes one array (encoding back as a JSON array even when empty) of every document in
+    /// `bodies`, or `nil, err` when a body is not the JSON expected.
+    static func pushList(_ answer: Bodies, collection: V3Collection, stack: LuaStack, engine: LuaEngine) -> Int32 {
+        guard stack.ensure(6) else { return 0 }
+        stack.push(LuaValue.array([]))
+        let list = stack.absolute(-1)
+        var n = 0
+        for body in answer.bodies {
+            if let failure = pushPayload(body, api: answer.api, stack: stack, engine: engine) {
+                stack.pop()
+                return fail(failure, stack: stack, engine: engine)
+            }
+            guard stack.kind(at: -1) == .table else {
+                stack.pop(2)
+                return fail("expected a list of documents", stack: stack, engine: engine)
+            }
+            let page = stack.absolute(-1)
+            let count = stack.rawLength(at: page)
+            for i in stride(from: 1, through: count, by: 1) {
+                stack.rawIndex(i, of: page)
+                if stack.kind(at: -1) == .table { finish(at: -1, collection: collection, stack: stack) }
+                n += 1
+                stack.setIndex(n, in: list)
+            }
+            stack.pop()
+        }
+        return 1
+    }
+
+    /// Pushes one document (dates completed when it belongs to a `collection`) or `nil` for a JSON
+    /// `null`; `nil, err` when the body is not JSON.
+    static func pushDocument(_ body: Data, api: NightscoutAPIVersion, collection: V3Collection?,
+                             stack: LuaStack, engine: LuaEngine) -> Int32 {
+        guard stack.ensure(6) else { return 0 }
+        if let failure = pushPayload(body, api: api, stack: stack, engine: engine) {
+            return fail(failure, stack: stack, engine: engine)
+        }
+        switch stack.kind(at: -1) {
+        case .table: if let collection { finish(at: -1, collection: collection, stack: stack) }
+        case .lightUserdata: stack.pop(); stack.pushNil()  // json.null: no document
+        default: stack.pop(); return fail("expected a document", stack: stack, engine: engine)
+        }
+        return 1
+    }
+
+    /// Pushes a body's payload (the v3 `result`), or returns why it cannot (pushing nothing).
+    static func pushPayload(_ body: Data, api: NightscoutAPIVersion, stack: LuaStack, engine: LuaEngine) -> String? {
+        do {
+            try LuaJSONCodec.decode([UInt8](body), onto: stack, worker: LuaStack(engine.L))
+        } catch {
+            return "the server's answer is not JSON (\(error.message))"
+        }
+        guard api == .v3 else { return nil }
+        guard stack.kind(at: -1) == .table else {
+            stack.pop()
+            return "expected a v3 envelope {status, result}"
+        }
+        stack.rawField("result", of: -1)
+        stack.remove(at: -2)
+        return nil
+    }
+
+    /// Completes a document of `collection`: both time forms, and for profiles the schedule methods.
+    static func finish(at index: Int32, collection: V3Collection, stack: LuaStack) {
+        completeDates(at: index, collection: collection, stack: stack)
+        if collection == .profile { NightscoutProfileMethods.attach(to: index, stack: stack) }
+    }
+
+    /// Adds `date` (epoch ms) from the ISO field, or the ISO field from `date`, when one is missing.
+    static func completeDates(at index: Int32, collection: V3Collection, stack: LuaStack) {
+        let doc = stack.absolute(index)
+        let isoKey = isoField(collection)
+        var ms: Int64?
+        if stack.rawField("date", of: doc) == .number { ms = stack.number(at: -1).flatMap { Int64(exactly: $0.rounded()) } }
+        stack.pop()
+        var iso: String?
+        if stack.rawField(isoKey, of: doc) == .string { iso = stack.string(at: -1) }
+        stack.pop()
+        if let ms, iso == nil {
+            stack.push(NightscoutDate(epochMilliseconds: ms).isoString)
+            stack.setField(isoKey, in: doc)
+        } else if ms == nil, let iso, let parsed = NightscoutDate(string: iso) {
+            stack.push(parsed.epochMilliseconds)
+            stack.setField("date", in: doc)
+        }
+    }
+
+    /// Pushes `nil, err` for an answer that is not what the API promises.
+    static func fail(_ message: String, stack: LuaStack, engine: LuaEngine) -> Int32 {
+        stack.pushNil()
+        engine.push(error: LuaErrorInfo(code: "invalid_response", message: message, service: "nightscout"), on: stack)
+        return 2
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Lua
+import SignalKKit
+
+/// `for d in boat:deltas{paths={…}} do … end` and `boat:on(pattern, fn)`.
+///
+/// - The boat's pump task (one per boat) copies each matching change into a bounded buffer per
+///   loop (`SignalKDeltaBuffer`; default 4096 values, `opts.buffer`; when full the **oldest** are
+///   dropped, counted, and a warning is written once per loop).
+/// - The loop's Swift primitive `fetch()` hands over everything buffered (up to 512 values) as
+///   one Lua list **without waiting**; only when the buffer is empty does it wait (the task
+///   yields) until the pump wakes it. The iterator itself is Lua, walking the list.
+/// - `deltas` returns a to-be-closed 4th value (the loop's cursor), so Lua 5.4 closes it when the
+///   loop ends, breaks, raises, or its task is cancelled: the buffer is unregistered at once.
+///   A cursor that is dropped without a `for` loop is closed when it is collected.
+/// - `on` is Lua over `deltas` and `task.spawn`: one runner task loops and spawns `fn(d)` as its
+///   own task per value; `handle:stop()` closes the loop and cancels the runner.
+extension SignalKLuaBoat {
+    /// The cursor of one loop (the 4th value of the generic `for`).
+    final class DeltaCursor: LuaObject {
+        static let type = LuaObjectType(name: "lookout.signalk.deltas", displayName: "signalk deltas loop")
+        let buffer: SignalKDeltaBuffer
+        let feed: SignalKFeed
+        private(set) var isClosed = false
+        var warnedAboutDrops = false
+
+        init(buffer: SignalKDeltaBuffer, feed: SignalKFeed) {
+            self.buffer = buffer
+            self.feed = feed
+            feed.add(buffer)
+        }
+
+        deinit { close() }
+
+        var luaDescription: String { "signalk deltas loop" + (isClosed ? " (closed)" : "") }
+        func luaClose(engine: LuaEngine) { close() }
+
+        func close() {
+            guard !isClosed else { return }
+            isClosed = true
+            feed.remove(buffer)
+            buffer.finish()
+        }
+    }
+
+    /// Values handed to Lua per `fetch()`.
+    static let batchSize = 512
+    static let defaultBuffer = 4096
+    static let deltaOptionNames: Set<String> = ["paths", "context", "buffer"]
+
+    /// The Lua side: `deltas` and `on` are added to the boat's methods.
+
+    /// Registers the cursor type and adds `deltas`/`on` to the boat's methods table.
+    static func installStreamMethods(engine: LuaEngine, stack: LuaStack) throws {
+        engine.register(type: DeltaCursor.type, methods: [
+            "close": { call in
+                let cursor = try call.object(as: DeltaCursor.self, type: DeltaCursor.type)
+                cursor.close()
+                return .nothing
+            }
+        ])
+        guard stack.ensure(6) else { throw LuaRaise("signalk: stack overflow") }
+        stack.rawField(type.name, of: LuaStack.registry)  // the boat's metatable
+        guard stack.rawField("__index", of: -1) == .table else {
+            stack.pop(2)
+            throw LuaRaise("signalk: the boat's methods table is missing")
+        }
+        stack.remove(at: -2)
+        do {
+            try stack.load(PackageResources.stream_methods_lua, name: "=[lookout] signalk.boat", what: "signalk")
+        } catch {
+            stack.pop()  // the methods table
+            throw error
+        }
+        stack.insert(at: -2)  // chunk, methods
+        engine.pushFunction("signalk.boat:deltas", method: true, on: stack) { call in try openDeltas(call) }
+        try stack.protectedCall(arguments: 2, results: 0, what: "signalk")
+    }
+
+    /// `open(boat, opts)`: registers a loop and returns its `fetch` function and cursor.
+    static func openDeltas(_ call: LuaCall) throws -> LuaReturn {
+        let boat = try boat(call)
+        let opts = try call.options(1)
+        if let unknown = opts.keys.sorted().first(where: { !deltaOptionNames.contains($0) }) {
+            throw call.argumentError(1, "unknown option '\(unknown)' (known: \(deltaOptionNames.sorted().joined(separator: ", ")))")
+        }
+        var paths: [SKPattern] = []
+        switch opts["paths"] {
+        case nil: break
+        case .string(let s)?: paths = [SKPattern(s.description)]
+        case .array(let items)?:
+            for (i, item) in items.enumerated() {
+                guard let p = item.text else { throw call.argumentError(1, "opts.paths[\(i + 1)]: expected a string") }
+                paths.append(SKPattern(p))
+            }
+        default: throw call.argumentError(1, "opts.paths: expected a list of path patterns")
+        }
+        var context: SKPattern?
+        if let c = opts["context"] {
+            guard let text = c.text else { throw call.argumentError(1, "opts.context: expected a string") }
+            context = SKPattern(text)
+        }
+        var capacity = defaultBuffer
+        if let b = opts["buffer"] {
+            guard let n = b.int, n >= 1, n <= 1_000_000 else { throw call.argumentError(1, "opts.buffer: expected an integer from 1 to 1000000") }
+            capacity = Int(n)
+        }
+        let cursor = DeltaCursor(buffer: SignalKDeltaBuffer(capacity: capacity, paths: paths, context: context), feed: boat.feed)
+        let buffer = cursor.buffer
+        call.engine.pushFunction("signalk.boat:deltas", on: call.stack) { call in
+            let (items, finished, dropped) = buffer.take(batchSize)
+            if !items.isEmpty {
+                warnIfDropped(cursor, dropped, engine: call.engine)
+                pushBatch(items, on: call.L)
+                return .values(1)
+            }
+            if finished || cursor.isClosed { return .values(0) }
+            return try call.wait("signalk deltas", event: true, {
+                await buffer.waitForData()
+                return true
+            }) { [engine = call.engine] stack, _ in
+                let (items, finished, dropped) = buffer.take(batchSize)
+                if items.isEmpty {
+                    if finished || cursor.isClosed { stack.pushNil() } else { stack.push(false) }  // false: ask again
+                    return 1
+                }
+                warnIfDropped(cursor, dropped, engine: engine)
+                pushBatch(items, on: stack.L)
+                return 1
+            }
+        }
+        call.push(object: cursor, type: DeltaCursor.type)
+        return .values(2)
+    }
+
+    private static func warnIfDropped(_ cursor: DeltaCursor, _ dropped: Int, engine: LuaEngine) {
+        guard dropped > 0, !cursor.warnedAboutDrops else { return }
+        cursor.warnedAboutDrops = true
+        engine.options.warnings("signalk: a deltas loop is slower than the stream; the oldest values are dropped "
+            + "(buffer \(cursor.buffer.capacity) values; raise it with opts.buffer)")
+    }
+
+    /// Pushes a list of `{context, path, value, source, timestamp}` tables.
+    static func pushBatch(_ items: [SKChange], on L: OpaquePointer) {
+        let stack = LuaStack(L)
+        guard stack.ensure(8) else { return stack.pushNil() }
+        stack.pushTable(array: items.count)
+        var lastDate: Date?
+        var lastText = ""
+        for (i, c) in items.enumerated() {
+            stack.pushTable(fields: 5)
+            stack.push(c.context)
+            stack.setField("context", in: -2)
+            stack.push(c.path)
+            stack.setField("path", in: -2)
+            SignalKLuaValues.push(c.value, on: stack)
+            stack.setField("value", in: -2)
+            if let s = c.sourceRef {
+                stack.push(s)
+                stack.setField("source", in: -2)
+            }
+            if let t = c.timestamp {
+                if t != lastDate {
+                    lastDate = t
+                    lastText = SKTimestamp.format(t)
+                }
+                stack.push(lastText)
+                stack.setField("timestamp", in: -2)
+            }
+            stack.setIndex(i + 1, in: -2)
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import LookoutConfig
+import Lua
+import SignalKKit
+
+/// `signalk`: Signal K servers (boats) for scripts.
+///
+/// `signalk.connect "boat"` reads `[signalk.boat]` from the config; `signalk.connect{…}` takes the
+/// options itself. Both wait for the server's hello and return a boat whose stream runs in the
+/// background (`nil, err` when the server cannot be reached). Methods wait without blocking other
+/// tasks and return `nil, err` on failure (`err.service == "signalk"`). See `Stubs/signalk.lua`.
+public struct SignalKModule: LuaModule {
+    public let name = "signalk"
+    public var stub: String { String(decoding: PackageResources.signalk_lua, as: UTF8.self) }
+
+    /// Where `signalk.connect "name"` finds profiles.
+    let config: HostConfig
+    /// Where the profiles' `token_env` secrets are read from (never for a name a script gives).
+    let environment: [String: String]
+
+    /// Where connections report whether they are up (`lookout serve`'s health), if anywhere.
+    let health: HealthRegistry?
+
+    public init(config: HostConfig, paths: LookoutPaths, environment: [String: String] = ProcessInfo.processInfo.environment,
+         health: HealthRegistry? = nil) {
+        self.config = config
+        self.environment = environment
+        self.health = health
+    }
+
+    public func push(into engine: LuaEngine, stack: LuaStack) throws {
+        engine.register(type: SignalKLuaBoat.type, methods: SignalKLuaBoat.methods.merging(SignalKLuaBoat.publishMethods) { a, _ in a })
+        try SignalKLuaBoat.installStreamMethods(engine: engine, stack: stack)
+        let config = self.config, environment = self.environment, health = self.health
+        engine.pushLibrary([
+            "connect": { call in
+                if let name = call.stack.string(at: call.index(1)) {
+                    return try Self.connect(call, health: health) { try SignalKConnection.profile(name, config: config, environment: environment) }
+                }
+                guard call.stack.kind(at: call.index(1)) == .table else {
+                    throw call.argumentError(1, "profile name or options table expected, got \(call.stack.typeName(at: call.index(1)))")
+                }
+                return try Self.connect(call, health: health) { try SignalKConnection.options(call, 1) }
+            },
+            "discover": { call in
+                let opts = try call.options(1)
+                if let unknown = opts.keys.sorted().first(where: { $0 != "timeout" }) {
+                    throw call.argumentError(1, "unknown option '\(unknown)' (known: timeout)")
+                }
+                var seconds = 3.0
+                if let t = opts["timeout"] {
+                    seconds = try call.duration(t, argument: 1, what: "opts.timeout", in: LuaRange(0, 60, unit: .seconds))
+                }
+                let timeout = Quantities.swiftDuration(seconds)
+                return try SignalKLuaBoat.wait(call, "signalk discover", {
+                    try await SignalKDiscovery.browse(timeout: timeout)
+                }) { stack, services in
+                    stack.push(LuaValue.array(services.map(Self.describe)))
+                    return 1
+                }
+            },
+        ], prefix: "signalk.", on: stack)
+        engine.pushLibrary([
+            "rad_to_deg": { call in call.returning(.double(SKUnits.degrees(fromRadians: try call.number(1)))) },
+            "deg_to_rad": { call in call.returning(.double(SKUnits.radians(fromDegrees: try call.number(1)))) },
+            "ms_to_knots": { call in call.returning(.double(SKUnits.knots(fromMetersPerSecond: try call.number(1)))) },
+            "knots_to_ms": { call in call.returning(.double(SKUnits.metersPerSecond(fromKnots: try call.number(1)))) },
+            "k_to_c": { call in call.returning(.double(SKUnits.celsius(fromKelvin: try call.number(1)))) },
+            "c_to_k": { call in call.returning(.double(SKUnits.kelvin(fromCelsius: try call.number(1)))) },
+        ], prefix: "signalk.units.", on: stack)
+        stack.setField("units", in: -2)
+    }
+
+    /// A discovered server as a script sees it.
+    static func describe(_ s: SignalKService) -> LuaValue {
+        var fields: [String: LuaValue] = [
+            "name": .text(s.name), "type": .text(s.type), "host": .text(s.host), "port": .int(Int64(s.port)),
+            "roles": .array(s.roles.map { .text($0) }),
+        ]
+        if let url = s.url { fields["url"] = .text(url.absoluteString) }
+        if let urn = s.selfURN { fields["self"] = .text(urn) }
+        return .object(fields)
+    }
+
+    /// What `connect` waits for.
+    struct Opened: Sendable {
+        let stream: SignalKStream
+        let rest: SignalKREST
+        let feed: SignalKFeed
+        let pump: Task<Void, Never>
+    }
+
+    /// Starts the stream and waits for its hello; pushes the boat, or `nil, err` for a
+    /// configuration problem or a server that cannot be reached (bad arguments raise).
+    static func connect(_ call: LuaCall, health: HealthRegistry?, _ connection: () throws -> SignalKConnection) throws -> LuaReturn {
+        let c: SignalKConnection
+        do {
+            c = try connection()
+        } catch let raise as LuaRaise {
+            throw raise
+        } catch {
+            return call.failure(LuaErrorInfo.signalk(error))
+        }
+        let reporter = health.map { SignalKHealthReporter(health: $0, name: "signalk:" + c.label, script: call.engine.options.name) }
+        return try SignalKLuaBoat.wait(call, "signalk connect \(c.label)", { try await open(c, reporter: reporter) }) { [engine = call.engine] stack, opened in
+            let boat = SignalKLuaBoat(stream: opened.stream, rest: opened.rest, feed: opened.feed, pump: opened.pump, label: c.label)
+            engine.anchor(boat)
+            engine.push(object: boat, type: SignalKLuaBoat.type, on: stack)
+            return 1
+        }
+    }
+
+    /// Connects: the pump reads the stream's events from the start, so the first state change
+    /// that settles the connection (hello, or a failed first attempt) ends the wait.
+    static func open(_ c: SignalKConnection, reporter: SignalKHealthReporter? = nil) async throws -> Opened {
+        let token = c.token
+        let provider: (@Sendable () async -> String?)? = token.map { t in { @Sendable () async -> String? in t } }
+        let stream = SignalKStream(configuration: c.configuration, tokenProvider: provider)
+        let rest = SignalKREST(server: c.server, tokenProvider: provider)
+        let feed = SignalKFeed()
+        let gate = SignalKConnectGate()
+        let events = await stream.events()
+        let where_ = Redaction.url(c.configuration.url)
+        let pump = Task {
+            for await event in events {
+                switch event {
+                case .delta(_, let changes):
+                    feed.dispatch(changes)
+                    reporter?.received()
+                case .state(let s):
+                    feed.setState(s)
+                    reporter?.state(s)
+                    switch s {
+                    case .connected(let h): gate.resolve(.connected(h))
+                    case .waitingToReconnect:
+                        gate.resolve(.failed(code: "network", message: "cannot connect to \(where_) (refused, unreachable or no hello)"))
+                    case .closed: gate.resolve(.failed(code: "closed", message: "the stream was closed"))
+                    default: break
+                    }
+                case .hello(let h): feed.setHello(h)
+                default: break
+                }
+            }
+            feed.finishAll()
+            gate.resolve(.failed(code: "closed", message: "the stream was closed"))
+        }
+        await stream.start()
+        let seconds = c.timeout
+        let timer = Task {
+            try? await Task.sleep(for: Quantities.swiftDuration(seconds))
+            gate.resolve(.failed(code: "timeout", message: "no hello from \(where_) within \(Quantities.formatDuration(seconds))"))
+        }
+        let outcome = await gate.wait()
+        timer.cancel()
+        switch outcome {
+        case .connected:
+            if !c.rows.isEmpty { await stream.subscribe(c.rows, context: c.rowsContext) }
+            return Opened(stream: stream, rest: rest, feed: feed, pump: pump)
+        case .failed(let code, let message):
+            await stream.close()
+            pump.cancel()
+            // The WebSocket client cannot see the upgrade's status: ask REST whether the token is
+            // the reason (signalk-server answers 401 at the upgrade and on REST alike, §3.2).
+            if code == "network", token != nil {
+                do { _ = try await rest.get("self") } catch let e as SignalKClientError {
+                    if case .unauthorized = e { throw LuaErrorInfo.signalk(e) }
+                } catch {}
+            }
+            throw LuaErrorInfo(code: code, message: message, retryable: code != "cancelled", service: "signalk")
+        }
+    }
+}

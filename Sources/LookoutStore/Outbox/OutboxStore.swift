@@ -1,0 +1,58 @@
+import Foundation
+import NightscoutKit
+
+/// Durable storage of outbox items. Lookout keeps them in its SQLite state store; tests and
+/// Swift users may use `InMemoryOutboxStore`.
+public protocol OutboxStore: Sendable {
+    /// Stores a new item, or returns the stored one when an item with the same site and
+    /// identifier exists (queuing the same document twice sends it once).
+    func insert(_ item: OutboxItem) async throws -> OutboxItem
+    /// Replaces a stored item (matched by site and identifier).
+    func update(_ item: OutboxItem) async throws
+    /// One item.
+    func item(site: String, identifier: String) async throws -> OutboxItem?
+    /// Pending items of a site due at `now`, oldest first.
+    func due(site: String, now: Date, limit: Int) async throws -> [OutboxItem]
+    /// Items in the given states (all sites when `site` is nil), oldest first.
+    func items(site: String?, states: Set<OutboxItem.State>, limit: Int) async throws -> [OutboxItem]
+    /// Removes an item; `false` when there was none.
+    func delete(site: String, identifier: String) async throws -> Bool
+}
+
+/// An `OutboxStore` in memory (lost when the process ends).
+public actor InMemoryOutboxStore: OutboxStore {
+    private var items: [String: OutboxItem] = [:]
+    private var order: [String] = []
+
+    /// An empty store.
+    public init() {}
+
+    private func key(_ site: String, _ id: String) -> String { site + "\n" + id }
+
+    public func insert(_ item: OutboxItem) -> OutboxItem {
+        let k = key(item.site, item.identifier)
+        if let existing = items[k] { return existing }
+        items[k] = item
+        order.append(k)
+        return item
+    }
+
+    public func update(_ item: OutboxItem) { items[key(item.site, item.identifier)] = item }
+
+    public func item(site: String, identifier: String) -> OutboxItem? { items[key(site, identifier)] }
+
+    public func due(site: String, now: Date, limit: Int) -> [OutboxItem] {
+        Array(order.compactMap { items[$0] }.filter { $0.site == site && $0.state == .pending && $0.nextAttempt <= now }.prefix(limit))
+    }
+
+    public func items(site: String?, states: Set<OutboxItem.State>, limit: Int) -> [OutboxItem] {
+        Array(order.compactMap { items[$0] }.filter { (site == nil || $0.site == site) && states.contains($0.state) }.prefix(limit))
+    }
+
+    public func delete(site: String, identifier: String) -> Bool {
+        let k = key(site, identifier)
+        guard items.removeValue(forKey: k) != nil else { return false }
+        order.removeAll { $0 == k }
+        return true
+    }
+}
