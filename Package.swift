@@ -143,21 +143,37 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Helpers shared by the test targets (transcripts, running Lua source).
-        .target(name: "LookoutTestSupport", dependencies: ["Lua"], path: "Tests/LookoutTestSupport"),
+        .target(
+            name: "LookoutTestSupport",
+            dependencies: [
+                "Lua", "LookoutSim", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/LookoutTestSupport"),
         .testTarget(
             name: "LuaTests", dependencies: ["Lua", "LuaShim", "CLua", "LookoutTestSupport"],
             exclude: ["lua"]),
+        .testTarget(name: "LookoutConfigTests", dependencies: ["LookoutConfig", "Lua"]),
+        .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore", "NightscoutKit", "LookoutSim", "LookoutTestSupport"]),
         .testTarget(
-            name: "LookoutHostTests",
+            name: "LookoutModulesTests",
             dependencies: [
-                "LookoutAutomation", "LookoutScenarios", "LookoutModules", "LookoutStore", "LookoutConfig",
-                "Lua", "LookoutTestSupport", "NightscoutKit", "SignalKKit", "LookoutSim",
-                "GarminKit",
-                "NorthlightKit",
+                "LookoutModules", "LookoutAutomation", "LookoutStore", "LookoutConfig", "Lua", "LookoutTestSupport",
+                "NightscoutKit", "SignalKKit", "GarminKit", "NorthlightKit", "LookoutSim",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
+        .testTarget(
+            name: "LookoutAutomationTests",
+            dependencies: [
+                "LookoutAutomation", "LookoutModules", "LookoutStore", "LookoutConfig", "Lua", "LookoutTestSupport",
+                "NightscoutKit", "SignalKKit", "LookoutSim",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
+        .testTarget(name: "LookoutScenariosTests", dependencies: ["LookoutScenarios", "LookoutModules", "Lua", "LookoutTestSupport"]),
         .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutSim", "LookoutTestSupport"]),
         .testTarget(
             name: "LookoutSimTests",

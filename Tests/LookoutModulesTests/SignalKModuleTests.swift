@@ -7,42 +7,6 @@ import XCTest
 @testable import LookoutConfig
 @testable import LookoutModules
 
-/// A Signal K simulator for the whole test process, never stopped (stopping Hummingbird while a
-/// connection arrives can trap in NIO). It never ticks by itself: tests publish every value they
-/// wait for. `module` serves the module tests (apart by path, `environment.<test>.…`);
-/// `reliability` is R2's own, because its restarts must not disturb the others.
-actor SignalKTestSim {
-    static let module = SignalKTestSim(seed: 5)
-    static let reliability = SignalKTestSim(seed: 11)
-
-    struct Running: Sendable {
-        let sim: SignalKSimulator
-        let clock: SimulatedClock
-        let base: URL
-    }
-
-    private let seed: UInt64
-    private var running: Running?
-
-    init(seed: UInt64) { self.seed = seed }
-
-    func get() async throws -> Running {
-        if let running { return running }
-        let clock = SimulatedClock(Date(timeIntervalSince1970: 1_714_557_600))
-        let sim = try SignalKSimulator(options: .init(rate: 10, seed: seed, selfMMSI: "230099999", vesselName: "Lookout",
-                                                      clock: clock.now, autoTick: false))
-        let r = Running(sim: sim, clock: clock, base: try await sim.start())
-        running = r
-        return r
-    }
-
-    /// Publishes one self value, 1 ms after the previous one (no two values share a timestamp).
-    func publish(path: String, value: JSONValue) async throws {
-        let r = try await get()
-        r.clock.advance(by: 0.001)
-        await r.sim.publish(["updates": [["values": [["path": .string(path), "value": value]]]]])
-    }
-}
 
 /// A second simulator, with security on, for token errors (never stopped either).
 actor SignalKSecureModuleSim {

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutTestSupport
 import GRDB
 import LookoutSim
 import NightscoutKit

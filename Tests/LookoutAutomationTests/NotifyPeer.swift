@@ -1,4 +1,5 @@
 import Foundation
+import LookoutTestSupport
 import HTTPTypes
 import Hummingbird
 import NIOCore

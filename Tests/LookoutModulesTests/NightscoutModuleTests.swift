@@ -9,33 +9,6 @@ import XCTest
 @testable import LookoutStore
 @testable import LookoutModules
 
-/// One Nightscout simulator for the whole test process (stopping a server while a connection
-/// arrives can trap in NIO), with an admin and a read-only subject. Tests keep their data apart
-/// by device name and time range.
-actor NightscoutModuleSim {
-    static let shared = NightscoutModuleSim()
-    static let secret = "this is my long pass phrase"
-
-    struct Running: Sendable {
-        let sim: NightscoutSimulator
-        let url: URL
-        let adminToken: String
-        let readerToken: String
-    }
-
-    private var running: Running?
-
-    func start() async throws -> Running {
-        if let running { return running }
-        let sim = NightscoutSimulator(options: .init(apiSecret: Self.secret, authFailDelay: .zero))
-        let url = try await sim.start()
-        let admin = await sim.addSubject(name: "lua-admin", roles: ["admin"])
-        let reader = await sim.addSubject(name: "lua-reader", roles: ["readable"])
-        let r = Running(sim: sim, url: url, adminToken: admin, readerToken: reader)
-        running = r
-        return r
-    }
-}
 
 /// The `nightscout` Lua module against the simulator: v3 with a token, v1 with the API secret,
 /// writes, history, `latest`, profiles, and every kind of failure a script must see.
