@@ -4,78 +4,96 @@ import Foundation
 /// `Authorization: Bearer <valid access token>` (401 otherwise). Dates after the clock's date
 /// have no data (null, 204 or empty lists, as the real endpoints answer).
 enum GarminSimConnect {
-    static func handle(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
-        await sim.state.countAPI()
-        let now = sim.options.clock()
-        guard let h = req.header("authorization"), h.hasPrefix("Bearer "),
-            let email = await sim.state.account(access: String(h.dropFirst(7)), now: now)
-        else { return .json(401, ["message": "Unauthorized"]) }
-        let s = req.segments
-        let today = GarminSimData.day(now)
+    /// What a Connect handler gets: the request, the signed-in account and the clock's day.
+    struct Call: Sendable {
+        var req: SimRequest
+        var sim: GarminSimulator
+        var email: String
+        var today: String
+        /// `text` when it is a valid `YYYY-MM-DD` date.
         func date(_ text: String?) -> String? {
             guard let t = text, GarminSimData.parse(t) != nil else { return nil }
             return t
         }
+        /// Whether `d` is after the clock's day (no data yet).
         func future(_ d: String) -> Bool { d > today }
-        let bad = SimResponse.json(400, ["message": "invalid or missing date"])
-        switch (req.method, s.first ?? "") {
-        case ("GET", "userprofile-service"):
-            if s == ["userprofile-service", "socialProfile"] { return .json(200, GarminSimData.profile(email)) }
-            if s == ["userprofile-service", "userprofile", "user-settings"] { return .json(200, GarminSimData.settings(email)) }
-        case ("GET", "usersummary-service"):
-            if s == ["usersummary-service", "usersummary", "daily"] {
-                guard let d = date(req.queryValue("calendarDate")) else { return bad }
-                return .json(200, future(d) ? ["calendarDate": .string(d)] : GarminSimData.summary(d))
-            }
-            if s.count == 6, Array(s[0..<4]) == ["usersummary-service", "stats", "steps", "daily"] {
-                guard let a = date(s[4]), let b = date(s[5]), a <= b else { return bad }
-                let days = GarminSimData.days(from: a, to: b)
-                guard days.count <= 28 else { return .json(400, ["message": "date range exceeds 28 days"]) }
-                return .json(200, .array(days.filter { !future($0) }.map(GarminSimData.steps)))
-            }
-        case ("GET", "wellness-service"):
-            if s == ["wellness-service", "wellness", "dailyHeartRate"] {
-                guard let d = date(req.queryValue("date")) else { return bad }
-                return .json(200, GarminSimData.heartRate(d, empty: future(d)))
-            }
-            if s.count == 4, s[0...2] == ["wellness-service", "wellness", "dailyStress"] {
-                guard let d = date(s[3]) else { return bad }
-                return .json(200, future(d) ? .null : GarminSimData.stress(d))
-            }
-            if s.count == 5, s[0...3] == ["wellness-service", "wellness", "bodyBattery", "events"] {
-                guard let d = date(s[4]) else { return bad }
-                return .json(200, future(d) ? .array([]) : GarminSimData.bodyBatteryEvents(d))
-            }
-        case ("GET", "sleep-service"):
-            if s == ["sleep-service", "sleep", "dailySleepData"] {
-                guard let d = date(req.queryValue("date")) else { return bad }
-                return .json(200, GarminSimData.sleep(d, empty: future(d)))
-            }
-        case ("GET", "hrv-service"):
-            if s.count == 3, s[1] == "hrv" {
-                guard let d = date(s[2]) else { return bad }
-                return future(d) ? .empty(204) : .json(200, GarminSimData.hrv(d))
-            }
-        case ("GET", "weight-service"):
-            if s.count == 4, s[1...2] == ["weight", "dayview"] {
-                guard let d = date(s[3]) else { return bad }
-                return .json(200, GarminSimData.weight(d, empty: future(d)))
-            }
-        case ("GET", "activitylist-service"):
-            if s == ["activitylist-service", "activities", "search", "activities"] {
-                let limit = Int(req.queryValue("limit") ?? "20") ?? -1, start = Int(req.queryValue("start") ?? "0") ?? -1
-                guard limit >= 0, start >= 0 else { return .json(400, ["message": "limit and start must be integers"]) }
-                let deleted = await sim.state.deletedActivities
-                let edits = await sim.state.activityEdits
-                let all = GarminSimData.activities(today: today).filter { !deleted.contains($0.0) }
-                let page = all.dropFirst(start).prefix(limit).map { merge($0.1, edits[$0.0]) }
-                return .json(200, .array(Array(page)))
-            }
-        case (_, "activity-service"):
-            if s.count == 3, s[1] == "activity", let id = Int64(s[2]) { return await activity(req, id: id, today: today, sim: sim) }
-        default: break
-        }
+        /// The route parameter `name`, if a valid date.
+        func dateParameter(_ name: String) -> String? { date(req.parameters[name]) }
+    }
+
+    static let bad = SimResponse.json(400, ["message": "invalid or missing date"])
+
+    /// Counts the call, then checks `Authorization: Bearer <valid access token>` (401 otherwise).
+    static func authorize(_ req: SimRequest, sim: GarminSimulator) async -> Result<Call, SimResponse> {
+        await sim.state.countAPI()
+        let now = sim.options.clock()
+        guard let h = req.header("authorization"), h.hasPrefix("Bearer "),
+            let email = await sim.state.account(access: String(h.dropFirst(7)), now: now)
+        else { return .failure(.json(401, ["message": "Unauthorized"])) }
+        return .success(Call(req: req, sim: sim, email: email, today: GarminSimData.day(now)))
+    }
+
+    /// A path or method no route answers (after counting and the token check).
+    static func unmatched(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
+        if case .failure(let denied) = await authorize(req, sim: sim) { return denied }
         return .json(404, ["message": .string("Not Found: \(req.method) \(req.path)")])
+    }
+
+    static func socialProfile(_ c: Call) -> SimResponse { .json(200, GarminSimData.profile(c.email)) }
+
+    static func userSettings(_ c: Call) -> SimResponse { .json(200, GarminSimData.settings(c.email)) }
+
+    static func dailySummary(_ c: Call) -> SimResponse {
+        guard let d = c.date(c.req.queryValue("calendarDate")) else { return bad }
+        return .json(200, c.future(d) ? ["calendarDate": .string(d)] : GarminSimData.summary(d))
+    }
+
+    static func dailySteps(_ c: Call) -> SimResponse {
+        guard let a = c.dateParameter("start"), let b = c.dateParameter("end"), a <= b else { return bad }
+        let days = GarminSimData.days(from: a, to: b)
+        guard days.count <= 28 else { return .json(400, ["message": "date range exceeds 28 days"]) }
+        return .json(200, .array(days.filter { !c.future($0) }.map(GarminSimData.steps)))
+    }
+
+    static func dailyHeartRate(_ c: Call) -> SimResponse {
+        guard let d = c.date(c.req.queryValue("date")) else { return bad }
+        return .json(200, GarminSimData.heartRate(d, empty: c.future(d)))
+    }
+
+    static func dailyStress(_ c: Call) -> SimResponse {
+        guard let d = c.dateParameter("date") else { return bad }
+        return .json(200, c.future(d) ? .null : GarminSimData.stress(d))
+    }
+
+    static func bodyBatteryEvents(_ c: Call) -> SimResponse {
+        guard let d = c.dateParameter("date") else { return bad }
+        return .json(200, c.future(d) ? .array([]) : GarminSimData.bodyBatteryEvents(d))
+    }
+
+    static func dailySleep(_ c: Call) -> SimResponse {
+        guard let d = c.date(c.req.queryValue("date")) else { return bad }
+        return .json(200, GarminSimData.sleep(d, empty: c.future(d)))
+    }
+
+    static func hrv(_ c: Call) -> SimResponse {
+        guard let d = c.dateParameter("date") else { return bad }
+        return c.future(d) ? .empty(204) : .json(200, GarminSimData.hrv(d))
+    }
+
+    static func weightDayView(_ c: Call) -> SimResponse {
+        guard let d = c.dateParameter("date") else { return bad }
+        return .json(200, GarminSimData.weight(d, empty: c.future(d)))
+    }
+
+    static func activities(_ c: Call) async -> SimResponse {
+        let req = c.req, sim = c.sim
+        let limit = Int(req.queryValue("limit") ?? "20") ?? -1, start = Int(req.queryValue("start") ?? "0") ?? -1
+        guard limit >= 0, start >= 0 else { return .json(400, ["message": "limit and start must be integers"]) }
+        let deleted = await sim.state.deletedActivities
+        let edits = await sim.state.activityEdits
+        let all = GarminSimData.activities(today: c.today).filter { !deleted.contains($0.0) }
+        let page = all.dropFirst(start).prefix(limit).map { merge($0.1, edits[$0.0]) }
+        return .json(200, .array(Array(page)))
     }
 
     static func merge(_ v: JSONValue, _ edits: [String: JSONValue]?) -> JSONValue {

@@ -22,15 +22,19 @@ enum NightscoutV1 {
         return s
     }
 
-    static func handle(_ req: SimRequest, rest: [String], sim: NightscoutSimulator, v2: Bool) async -> SimResponse {
+    /// `GET /api/v2/authorization/request/{token}`: exchanges an access token for a JWT (before
+    /// any other credential check).
+    static func authorizationRequest(_ req: SimRequest, sim: NightscoutSimulator) async -> SimResponse {
         let now = NSDates.ms(sim.options.clock())
-        if v2, rest.count == 3, rest[0] == "authorization", rest[1] == "request", req.method == "GET" {
-            guard let r = await sim.auth.exchange(rest[2], client: req.client, nowSec: now / 1000) else {
-                return unauthorized
-            }
-            return .json(200, r)
-        }
-        // Credentials (§1.1, §1.2, §1.4); body `secret`/`token` are removed from the body.
+        guard let r = await sim.auth.exchange(req.parameters["token"] ?? "", client: req.client, nowSec: now / 1000)
+        else { return unauthorized }
+        return .json(200, r)
+    }
+
+    /// Resolves the credentials of a v1/v2 request (§1.1, §1.2, §1.4), with `secret`/`token`
+    /// removed from the body. Every v1 route, and a v1 path no route matches, does this first.
+    static func context(_ req: SimRequest, sim: NightscoutSimulator) async -> Ctx {
+        let now = NSDates.ms(sim.options.clock())
         var body = req.json
         var creds = NSCredentials()
         creds.apiSecretHeader = req.header("api-secret")
@@ -50,40 +54,18 @@ enum NightscoutV1 {
             body = .array(a)
         }
         let auth = await sim.auth.resolveV1(creds, client: req.client, nowSec: now / 1000)
-        let ctx = Ctx(req: req, sim: sim, auth: auth, now: now, body: body)
-        guard let first = rest.first.map(stripExt) else { return notFound }
-        let tail = Array(rest.dropFirst())
-        switch first {
-        case "verifyauth": return verifyAuth(ctx)
-        case "status":
-            guard ctx.can("api:status:read") else { return unauthorized }
-            if rest.first == "status.txt" { return .text(200, "STATUS OK") }
-            var authorized: JSONValue = .null
-            if let t = req.queryValue("token"),
-                let r = await sim.auth.exchange(t, client: req.client, nowSec: now / 1000)
-            {
-                authorized = r
-            }
-            return status(ctx, authorized: authorized)
-        case "experiments":
-            guard tail.first == "test" else { return notFound }
-            guard ctx.can("authorization:debug:test") else { return unauthorized }
-            return .json(200, ["status": "ok"])
-        case "notifications" where v2 && tail == ["loop"] && req.method == "POST":
-            guard ctx.can("notifications:loop:push") else { return unauthorized }
-            return await NightscoutLoop.handle(ctx)
-        case "remotecommands" where v2:
-            return await NightscoutRemoteCommands.handle(ctx, tail: tail)
-        case "entries", "treatments", "devicestatus", "food":
-            return await collection(ctx, col: first, tail: tail)
-        case "profile", "profiles":
-            return await profile(ctx, tail: tail, queryForm: first == "profiles")
-        default: return notFound
-        }
+        return Ctx(req: req, sim: sim, auth: auth, now: now, body: body)
+    }
+
+    /// A v1/v2 path or method no route answers: 404 after the credential check.
+    static func unmatched(_ req: SimRequest, sim: NightscoutSimulator) async -> SimResponse {
+        _ = await context(req, sim: sim)
+        return notFound
     }
 
     // MARK: auth & status
 
+    /// `verifyauth` (any method): what the credentials may do.
     static func verifyAuth(_ ctx: Ctx) -> SimResponse {
         let a = ctx.auth
         let canRead = NSPermission.permitted(a.permissions, "*:*:read")
@@ -97,6 +79,31 @@ enum NightscoutV1 {
             "permissions": .string(a.noCredentials ? "DEFAULT" : "ROLE"),
         ]
         return .json(200, ["status": 200, "message": .object(msg)])
+    }
+
+    /// `status` (any method): the status document, or `STATUS OK` for `status.txt`.
+    static func status(_ ctx: Ctx) async -> SimResponse {
+        guard ctx.can("api:status:read") else { return unauthorized }
+        if ctx.req.segments[2] == "status.txt" { return .text(200, "STATUS OK") }
+        var authorized: JSONValue = .null
+        if let t = ctx.req.queryValue("token"),
+            let r = await ctx.sim.auth.exchange(t, client: ctx.req.client, nowSec: ctx.now / 1000)
+        {
+            authorized = r
+        }
+        return status(ctx, authorized: authorized)
+    }
+
+    /// `experiments/test` (any method): whether the credentials may debug.
+    static func experimentsTest(_ ctx: Ctx) -> SimResponse {
+        guard ctx.can("authorization:debug:test") else { return unauthorized }
+        return .json(200, ["status": "ok"])
+    }
+
+    /// `POST /api/v2/notifications/loop`: a Loop push (§5.1).
+    static func loopNotification(_ ctx: Ctx) async -> SimResponse {
+        guard ctx.can("notifications:loop:push") else { return unauthorized }
+        return await NightscoutLoop.handle(ctx)
     }
 
     static func status(_ ctx: Ctx, authorized: JSONValue) -> SimResponse {
@@ -216,203 +223,212 @@ enum NightscoutV1 {
 
     // MARK: entries / treatments / devicestatus / food
 
-    static func collection(_ ctx: Ctx, col: String, tail: [String]) async -> SimResponse {
+    /// `GET`: documents, newest first (a `{spec}` tail: an `_id`, an entry type, `current`, food kind).
+    static func readCollection(_ ctx: Ctx, col: String, tail: [String]) async -> SimResponse {
         let req = ctx.req
-        switch req.method {
-        case "GET":
-            guard ctx.can("api:\(col):read") else { return unauthorized }
-            var extra: [NSCondition] = []
-            var defaultCount = col == "treatments" ? 100 : 10
-            var current = false
-            if let spec = tail.first.map(stripExt) {
-                if col == "entries", spec == "current" {
-                    current = true
-                } else if NSObjectId.isValid(spec) {
-                    extra.append(NSCondition(field: "_id", op: .eq, value: .string(spec)))
-                } else if col == "entries" {
-                    extra.append(NSCondition(field: "type", op: .eq, value: .string(spec)))
-                } else if col == "food", spec == "quickpicks" || spec == "regular" {
-                    extra.append(NSCondition(field: "food", op: .eq, value: .string(spec == "quickpicks" ? "quickpick" : "food")))
-                } else {
-                    return notFound
-                }
+        guard ctx.can("api:\(col):read") else { return unauthorized }
+        var extra: [NSCondition] = []
+        var defaultCount = col == "treatments" ? 100 : 10
+        var current = false
+        if let spec = tail.first.map(stripExt) {
+            if col == "entries", spec == "current" {
+                current = true
+            } else if NSObjectId.isValid(spec) {
+                extra.append(NSCondition(field: "_id", op: .eq, value: .string(spec)))
+            } else if col == "entries" {
+                extra.append(NSCondition(field: "type", op: .eq, value: .string(spec)))
+            } else if col == "food", spec == "quickpicks" || spec == "regular" {
+                extra.append(NSCondition(field: "food", op: .eq, value: .string(spec == "quickpicks" ? "quickpick" : "food")))
+            } else {
+                return notFound
             }
-            if col == "treatments", req.query.contains(where: { $0.0.hasPrefix("find[") }) { defaultCount = 1000 }
-            let parsed: NightscoutQuery.Parsed
-            switch query(ctx, col: col, extra: extra, window: col != "food" && !current) {
-            case .failure(let r): return r
-            case .success(let p): parsed = p
-            }
-            var count = req.queryValue("count").flatMap { Int($0) } ?? defaultCount
-            if current { count = 1 }
-            let docs = await ctx.sim.store.transact { $0.docs(col) }
-            let matched = NightscoutQuery.sortDescending(
-                docs.filter { d in parsed.conditions.allSatisfy { $0.matches(d) } }, col: col)
-            let page = Array(matched.prefix(max(count, 0)))
-            var headers: [(String, String)] = []
-            if col == "entries" || col == "treatments", let newest = page.first,
-                let t = NSStoreData.virtualTime(col, newest)
-            {
-                headers.append(("Last-Modified", NSDates.rfc1123(t)))
-                if let ims = req.header("if-modified-since").flatMap(NSDates.parseHTTPDate), ims / 1000 >= t / 1000 {
-                    return .empty(304, headers: headers)
-                }
-            }
-            return .json(200, .array(page.map { v1Output(col, $0) }), headers: headers)
-        case "POST", "PUT":
-            guard ctx.writesEnabled else { return notFound }
-            let op = req.method == "PUT" ? "update" : "create"
-            guard ctx.can("api:\(col):read"), ctx.can("api:\(col):\(op)") else { return unauthorized }
-            if col == "entries", tail.first == "preview" {
-                return .json(200, ctx.body ?? .array([]))
-            }
-            let items: [[String: JSONValue]]
-            switch ctx.body {
-            case .array(let a)?: items = a.compactMap(\.objectValue)
-            case .object(let o)?: items = [o]
-            default: items = []
-            }
-            if col == "devicestatus", let rejection = invalidObjectID(in: items) { return rejection }
-            let now = ctx.now
-            let stored = await ctx.sim.store.transact { data -> [JSONValue] in
-                var out: [JSONValue] = []
-                for var f in items {
-                    var oid: String? = nil
-                    if let idv = f.removeValue(forKey: "_id")?.stringValue {
-                        if NSObjectId.isValid(idv) { oid = idv } else if f["identifier"] == nil { f["identifier"] = .string(idv) }
-                    }
-                    switch col {
-                    case "entries":
-                        prepareEntry(&f, now: now)
-                        let key = f["sysTime"], type = f["type"]
-                        if let i = data.index(col, where: { $0.fields["sysTime"] == key && $0.fields["type"] == type }) {
-                            data.collections[col]![i].fields = f
-                            out.append(v1Output(col, data.collections[col]![i]))
-                            continue
-                        }
-                    case "treatments":
-                        let second = prepareTreatment(&f, now: now)
-                        let idx = data.index(col) { d in
-                            if let ident = f["identifier"] { return d.fields["identifier"] == ident }
-                            if let oid { return d.oid == oid }
-                            return d.fields["created_at"] == f["created_at"] && d.fields["eventType"] == f["eventType"]
-                        }
-                        if let idx {
-                            data.collections[col]![idx].fields = f
-                            out.append(v1Output(col, data.collections[col]![idx]))
-                        } else {
-                            let d = NSDoc(oid: oid ?? NSObjectId.make(), fields: f)
-                            data.insert(col, d)
-                            out.append(v1Output(col, d))
-                        }
-                        if let s = second {
-                            let d = NSDoc(oid: NSObjectId.make(), fields: s)
-                            data.insert(col, d)
-                            out.append(v1Output(col, d))
-                        }
-                        continue
-                    case "devicestatus", "food":
-                        normalizeCreatedAt(&f, now: now)
-                        if col == "food", let oid, let i = data.index(col, where: { $0.oid == oid }) {
-                            data.collections[col]![i].fields = f
-                            out.append(v1Output(col, data.collections[col]![i]))
-                            continue
-                        }
-                    default: break
-                    }
-                    let d = NSDoc(oid: oid ?? NSObjectId.make(), fields: f)
-                    data.insert(col, d)
-                    out.append(v1Output(col, d))
-                }
-                return out
-            }
-            return .json(200, .array(stored))
-        case "DELETE":
-            guard ctx.writesEnabled else { return notFound }
-            guard ctx.can("api:\(col):read"), ctx.can("api:\(col):delete") else { return unauthorized }
-            var extra: [NSCondition] = []
-            if let spec = tail.first, spec != "*" {
-                if NSObjectId.isValid(spec) {
-                    extra.append(NSCondition(field: "_id", op: .eq, value: .string(spec)))
-                } else if col == "entries" {
-                    extra.append(NSCondition(field: "type", op: .eq, value: .string(spec)))
-                } else if col == "devicestatus" {
-                    return .json(400, ["status": 400, "message": "Invalid _id format"])
-                } else {
-                    extra.append(NSCondition(field: "_id", op: .eq, value: .string(spec), idAlsoMatchesIdentifier: true))
-                }
-            }
-            let parsed: NightscoutQuery.Parsed
-            switch query(ctx, col: col, extra: extra, window: col != "food") {
-            case .failure(let r): return r
-            case .success(let p): parsed = p
-            }
-            let n = await ctx.sim.store.transact { data -> Int in
-                let before = data.docs(col).count
-                data.collections[col]!.removeAll { d in parsed.conditions.allSatisfy { $0.matches(d) } }
-                return before - data.docs(col).count
-            }
-            return .json(200, ["acknowledged": true, "deletedCount": .int(Int64(n))])
-        default: return notFound
         }
+        if col == "treatments", req.query.contains(where: { $0.0.hasPrefix("find[") }) { defaultCount = 1000 }
+        let parsed: NightscoutQuery.Parsed
+        switch query(ctx, col: col, extra: extra, window: col != "food" && !current) {
+        case .failure(let r): return r
+        case .success(let p): parsed = p
+        }
+        var count = req.queryValue("count").flatMap { Int($0) } ?? defaultCount
+        if current { count = 1 }
+        let docs = await ctx.sim.store.transact { $0.docs(col) }
+        let matched = NightscoutQuery.sortDescending(
+            docs.filter { d in parsed.conditions.allSatisfy { $0.matches(d) } }, col: col)
+        let page = Array(matched.prefix(max(count, 0)))
+        var headers: [(String, String)] = []
+        if col == "entries" || col == "treatments", let newest = page.first,
+            let t = NSStoreData.virtualTime(col, newest)
+        {
+            headers.append(("Last-Modified", NSDates.rfc1123(t)))
+            if let ims = req.header("if-modified-since").flatMap(NSDates.parseHTTPDate), ims / 1000 >= t / 1000 {
+                return .empty(304, headers: headers)
+            }
+        }
+        return .json(200, .array(page.map { v1Output(col, $0) }), headers: headers)
+    }
+
+    /// `POST`/`PUT`: stores the body (a document or an array), as v1 does.
+    static func writeCollection(_ ctx: Ctx, col: String, tail: [String]) async -> SimResponse {
+        let req = ctx.req
+        guard ctx.writesEnabled else { return notFound }
+        let op = req.method == "PUT" ? "update" : "create"
+        guard ctx.can("api:\(col):read"), ctx.can("api:\(col):\(op)") else { return unauthorized }
+        if col == "entries", tail.first == "preview" {
+            return .json(200, ctx.body ?? .array([]))
+        }
+        let items: [[String: JSONValue]]
+        switch ctx.body {
+        case .array(let a)?: items = a.compactMap(\.objectValue)
+        case .object(let o)?: items = [o]
+        default: items = []
+        }
+        if col == "devicestatus", let rejection = invalidObjectID(in: items) { return rejection }
+        let now = ctx.now
+        let stored = await ctx.sim.store.transact { data -> [JSONValue] in
+            var out: [JSONValue] = []
+            for var f in items {
+                var oid: String? = nil
+                if let idv = f.removeValue(forKey: "_id")?.stringValue {
+                    if NSObjectId.isValid(idv) { oid = idv } else if f["identifier"] == nil { f["identifier"] = .string(idv) }
+                }
+                switch col {
+                case "entries":
+                    prepareEntry(&f, now: now)
+                    let key = f["sysTime"], type = f["type"]
+                    if let i = data.index(col, where: { $0.fields["sysTime"] == key && $0.fields["type"] == type }) {
+                        data.collections[col]![i].fields = f
+                        out.append(v1Output(col, data.collections[col]![i]))
+                        continue
+                    }
+                case "treatments":
+                    let second = prepareTreatment(&f, now: now)
+                    let idx = data.index(col) { d in
+                        if let ident = f["identifier"] { return d.fields["identifier"] == ident }
+                        if let oid { return d.oid == oid }
+                        return d.fields["created_at"] == f["created_at"] && d.fields["eventType"] == f["eventType"]
+                    }
+                    if let idx {
+                        data.collections[col]![idx].fields = f
+                        out.append(v1Output(col, data.collections[col]![idx]))
+                    } else {
+                        let d = NSDoc(oid: oid ?? NSObjectId.make(), fields: f)
+                        data.insert(col, d)
+                        out.append(v1Output(col, d))
+                    }
+                    if let s = second {
+                        let d = NSDoc(oid: NSObjectId.make(), fields: s)
+                        data.insert(col, d)
+                        out.append(v1Output(col, d))
+                    }
+                    continue
+                case "devicestatus", "food":
+                    normalizeCreatedAt(&f, now: now)
+                    if col == "food", let oid, let i = data.index(col, where: { $0.oid == oid }) {
+                        data.collections[col]![i].fields = f
+                        out.append(v1Output(col, data.collections[col]![i]))
+                        continue
+                    }
+                default: break
+                }
+                let d = NSDoc(oid: oid ?? NSObjectId.make(), fields: f)
+                data.insert(col, d)
+                out.append(v1Output(col, d))
+            }
+            return out
+        }
+        return .json(200, .array(stored))
+    }
+
+    /// `DELETE`: removes what the query (and a `{spec}` tail) matches.
+    static func deleteCollection(_ ctx: Ctx, col: String, tail: [String]) async -> SimResponse {
+        guard ctx.writesEnabled else { return notFound }
+        guard ctx.can("api:\(col):read"), ctx.can("api:\(col):delete") else { return unauthorized }
+        var extra: [NSCondition] = []
+        if let spec = tail.first, spec != "*" {
+            if NSObjectId.isValid(spec) {
+                extra.append(NSCondition(field: "_id", op: .eq, value: .string(spec)))
+            } else if col == "entries" {
+                extra.append(NSCondition(field: "type", op: .eq, value: .string(spec)))
+            } else if col == "devicestatus" {
+                return .json(400, ["status": 400, "message": "Invalid _id format"])
+            } else {
+                extra.append(NSCondition(field: "_id", op: .eq, value: .string(spec), idAlsoMatchesIdentifier: true))
+            }
+        }
+        let parsed: NightscoutQuery.Parsed
+        switch query(ctx, col: col, extra: extra, window: col != "food") {
+        case .failure(let r): return r
+        case .success(let p): parsed = p
+        }
+        let n = await ctx.sim.store.transact { data -> Int in
+            let before = data.docs(col).count
+            data.collections[col]!.removeAll { d in parsed.conditions.allSatisfy { $0.matches(d) } }
+            return before - data.docs(col).count
+        }
+        return .json(200, ["acknowledged": true, "deletedCount": .int(Int64(n))])
     }
 
     // MARK: profile
 
-    static func profile(_ ctx: Ctx, tail: [String], queryForm: Bool) async -> SimResponse {
+    /// `GET`: profiles, newest first, or `current`.
+    static func readProfile(_ ctx: Ctx, tail: [String], queryForm: Bool) async -> SimResponse {
         let col = "profile"
-        switch ctx.req.method {
-        case "GET":
-            guard ctx.can("api:profile:read") else { return unauthorized }
-            let docs = await ctx.sim.store.transact { $0.docs(col) }
-            if tail.first == "current" {
-                let newest = NightscoutQuery.sortDescending(docs, col: col).first
-                return .json(200, newest.map { v1Output(col, $0) } ?? .null)
-            }
-            let parsed: NightscoutQuery.Parsed
-            switch query(ctx, col: col, extra: [], window: queryForm) {
-            case .failure(let r): return r
-            case .success(let p): parsed = p
-            }
-            let count = ctx.req.queryValue("count").flatMap { Int($0) } ?? 10
-            let matched = NightscoutQuery.sortDescending(
-                docs.filter { d in parsed.conditions.allSatisfy { $0.matches(d) } }, col: col)
-            return .json(200, .array(matched.prefix(max(count, 0)).map { v1Output(col, $0) }))
-        case "POST", "PUT":
-            guard ctx.writesEnabled else { return notFound }
-            let op = ctx.req.method == "PUT" ? "update" : "create"
-            guard ctx.can("api:profile:\(op)") else { return unauthorized }
-            let items: [[String: JSONValue]]
-            switch ctx.body {
-            case .array(let a)?: items = a.compactMap(\.objectValue)
-            case .object(let o)?: items = [o]
-            default: items = []
-            }
-            if let rejection = invalidObjectID(in: items) { return rejection }
-            let now = ctx.now
-            let out = await ctx.sim.store.transact { data -> [JSONValue] in
-                items.map { item in
-                    var f = item
-                    let oid = f.removeValue(forKey: "_id")?.stringValue
-                    if f["created_at"] == nil { f["created_at"] = .string(NSDates.iso(now)) }
-                    if let oid, let i = data.index(col, where: { $0.oid == oid }) {
-                        data.collections[col]![i].fields = f
-                        return v1Output(col, data.collections[col]![i])
-                    }
-                    let d = NSDoc(oid: oid ?? NSObjectId.make(), fields: f)
-                    data.insert(col, d)
-                    return v1Output(col, d)
-                }
-            }
-            return .json(200, ctx.req.method == "PUT" && out.count == 1 ? out[0] : .array(out))
-        case "DELETE":
-            guard ctx.writesEnabled else { return notFound }
-            guard ctx.can("api:profile:delete") else { return unauthorized }
-            guard let id = tail.first, NSObjectId.isValid(id) else { return .json(400, ["status": 400, "message": "Invalid _id format"]) }
-            await ctx.sim.store.transact { data in data.collections[col]!.removeAll { $0.oid == id } }
-            return .json(200, [:])
-        default: return notFound
+        guard ctx.can("api:profile:read") else { return unauthorized }
+        let docs = await ctx.sim.store.transact { $0.docs(col) }
+        if tail.first == "current" {
+            let newest = NightscoutQuery.sortDescending(docs, col: col).first
+            return .json(200, newest.map { v1Output(col, $0) } ?? .null)
         }
+        let parsed: NightscoutQuery.Parsed
+        switch query(ctx, col: col, extra: [], window: queryForm) {
+        case .failure(let r): return r
+        case .success(let p): parsed = p
+        }
+        let count = ctx.req.queryValue("count").flatMap { Int($0) } ?? 10
+        let matched = NightscoutQuery.sortDescending(
+            docs.filter { d in parsed.conditions.allSatisfy { $0.matches(d) } }, col: col)
+        return .json(200, .array(matched.prefix(max(count, 0)).map { v1Output(col, $0) }))
+    }
+
+    /// `POST`/`PUT`: stores profiles.
+    static func writeProfile(_ ctx: Ctx) async -> SimResponse {
+        let col = "profile"
+        guard ctx.writesEnabled else { return notFound }
+        let op = ctx.req.method == "PUT" ? "update" : "create"
+        guard ctx.can("api:profile:\(op)") else { return unauthorized }
+        let items: [[String: JSONValue]]
+        switch ctx.body {
+        case .array(let a)?: items = a.compactMap(\.objectValue)
+        case .object(let o)?: items = [o]
+        default: items = []
+        }
+        if let rejection = invalidObjectID(in: items) { return rejection }
+        let now = ctx.now
+        let out = await ctx.sim.store.transact { data -> [JSONValue] in
+            items.map { item in
+                var f = item
+                let oid = f.removeValue(forKey: "_id")?.stringValue
+                if f["created_at"] == nil { f["created_at"] = .string(NSDates.iso(now)) }
+                if let oid, let i = data.index(col, where: { $0.oid == oid }) {
+                    data.collections[col]![i].fields = f
+                    return v1Output(col, data.collections[col]![i])
+                }
+                let d = NSDoc(oid: oid ?? NSObjectId.make(), fields: f)
+                data.insert(col, d)
+                return v1Output(col, d)
+            }
+        }
+        return .json(200, ctx.req.method == "PUT" && out.count == 1 ? out[0] : .array(out))
+    }
+
+    /// `DELETE`: removes one profile by `_id`.
+    static func deleteProfile(_ ctx: Ctx, tail: [String]) async -> SimResponse {
+        let col = "profile"
+        guard ctx.writesEnabled else { return notFound }
+        guard ctx.can("api:profile:delete") else { return unauthorized }
+        guard let id = tail.first, NSObjectId.isValid(id) else { return .json(400, ["status": 400, "message": "Invalid _id format"]) }
+        await ctx.sim.store.transact { data in data.collections[col]!.removeAll { $0.oid == id } }
+        return .json(200, [:])
     }
 
     /// 400 for the first document whose `_id` is not a 24-character hex string, else nil.

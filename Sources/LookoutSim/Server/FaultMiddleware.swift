@@ -1,6 +1,7 @@
 import Foundation
+import Hummingbird
 
-/// A fault the simulator can inject in front of the real API.
+/// A fault a simulator can inject in front of its real API (through `FaultMiddleware`).
 public enum NightscoutFault: Sendable, Equatable {
     /// Answer with this HTTP status and body `{"status":<code>}` instead of handling the request.
     case status(Int)
@@ -36,8 +37,8 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     }
 }
 
-/// Holds injected fault rules; consulted once per request.
-actor NightscoutFaults {
+/// Holds injected fault rules; consulted once per request by `FaultMiddleware`.
+actor SimFaults {
     enum BodyMode: Sendable { case normal, truncated, slow(Int, Int64) }
 
     struct Decision: Sendable {
@@ -99,23 +100,76 @@ actor NightscoutFaults {
     }
 }
 
-extension NightscoutSimulator {
-    /// Injects `fault` for the next `count` matching requests (nil = until `clearFaults()`).
-    /// `pathPrefix` restricts it to paths starting with that text (e.g. `/api/v3/entries`).
-    public func inject(_ fault: NightscoutFault, count: Int? = 1, pathPrefix: String? = nil) async {
-        await faults.add(.init(fault: fault, remaining: count, fraction: nil, pathPrefix: pathPrefix))
+/// Applies injected faults to every request of a router, matched or not: latency before the
+/// routes, a forced answer instead of them, or the routes' answer sent truncated or slowly. Any
+/// simulator whose context is `SimRequestContext` can add it, with its own source of decisions.
+struct FaultMiddleware: RouterMiddleware {
+    typealias Context = SimRequestContext
+    /// The fault (if any) for a request path; asked once per request.
+    let decide: @Sendable (String) async -> SimFaults.Decision
+
+    /// Faults from a `SimFaults` (the Nightscout simulator's `inject` rules).
+    init(faults: SimFaults) { decide = { path in await faults.next(path: path) } }
+
+    /// Faults from any source.
+    init(decide: @escaping @Sendable (String) async -> SimFaults.Decision) { self.decide = decide }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let fault = await decide(request.uri.path)
+        if let ms = fault.latencyMs, ms > 0 { try? await Task.sleep(for: .milliseconds(ms)) }
+        if let forced = fault.response { return forced.httpResponse }
+        let response = try await next(request, context)
+        switch fault.bodyMode {
+        case .normal: return response
+        case .truncated: return try await Self.truncated(response)
+        case .slow(let chunk, let delayMs): return try await Self.slow(response, chunk: chunk, delayMs: delayMs)
+        }
     }
 
-    /// Injects `fault` into a random `fraction` (0…1) of matching requests, deterministically
-    /// from `seed`, until `clearFaults()`.
-    public func inject(_ fault: NightscoutFault, fraction: Double, seed: UInt64 = 42, pathPrefix: String? = nil) async {
-        await faults.seed(seed)
-        await faults.add(.init(fault: fault, remaining: nil, fraction: fraction, pathPrefix: pathPrefix))
+    /// Announces the full length, sends half the body, then drops the connection.
+    static func truncated(_ response: Response) async throws -> Response {
+        var response = response
+        let bytes = try await collect(response.body)
+        let half = bytes.getSlice(at: bytes.readerIndex, length: bytes.readableBytes / 2) ?? ByteBuffer()
+        response.body = .init(contentLength: max(bytes.readableBytes, 2)) { writer in
+            try await writer.write(half)
+            throw CancellationError()
+        }
+        return response
     }
 
-    /// Removes all injected faults.
-    public func clearFaults() async { await faults.clear() }
+    /// Dribbles the body out in `chunk`-byte pieces, `delayMs` apart.
+    static func slow(_ response: Response, chunk: Int, delayMs: Int64) async throws -> Response {
+        var response = response
+        let bytes = try await collect(response.body)
+        response.body = .init(contentLength: bytes.readableBytes) { writer in
+            var rest = bytes
+            while let piece = rest.readSlice(length: min(max(chunk, 1), rest.readableBytes)), piece.readableBytes > 0 {
+                try await writer.write(piece)
+                if rest.readableBytes > 0 { try await Task.sleep(for: .milliseconds(delayMs)) }
+            }
+            try await writer.finish(nil)
+        }
+        return response
+    }
 
-    /// How many requests a fault has been applied to so far.
-    public func injectedFaultCount() async -> Int { await faults.injectedCount }
+    /// The whole of a response body.
+    static func collect(_ body: ResponseBody) async throws -> ByteBuffer {
+        let collector = BodyCollector()
+        try await body.write(collector)
+        return collector.buffer
+    }
+}
+
+/// A `ResponseBodyWriter` that keeps what is written (a class, so the bytes outlive the
+/// `consuming` write).
+private final class BodyCollector: ResponseBodyWriter {
+    var buffer = ByteBuffer()
+    func write(_ buffer: ByteBuffer) async throws {
+        var part = buffer
+        self.buffer.writeBuffer(&part)
+    }
+    func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }
