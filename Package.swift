@@ -180,6 +180,7 @@ let package = Package(
             dependencies: [
                 "LookoutSim", "LookoutTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
         .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutSim", "LookoutTestSupport"]),

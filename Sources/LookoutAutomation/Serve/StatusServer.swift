@@ -97,7 +97,7 @@ public final class StatusServer: Sendable {
         var logger = Logger(label: "lookout.status")
         logger.logLevel = .critical
         let app = Application(
-            responder: StatusResponder(health: health, info: info, routes: routes),
+            responder: StatusRoutes.router(health: health, info: info, routes: routes).buildResponder(),
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? 0)
@@ -126,37 +126,71 @@ public final class StatusServer: Sendable {
     }
 }
 
-struct StatusResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
-    let health: HealthRegistry
-    let info: @Sendable () -> [String: String]
-    let routes: [StatusRoute]
+/// The status server's routes on a Hummingbird `Router`: `GET`/`HEAD /status`, then each extra
+/// route under its path prefix (a prefix ending in `/` is whole segments, `/ack/` → `/ack` and
+/// `/ack/**`; otherwise its last segment is a wildcard, `/ack` → `/ack*` and `/ack*/**`; the
+/// handler checks the exact prefix). The Router picks the most specific route; where that one's
+/// prefix does not match (`/ack/urgent` with routes `/ack/` and `/ack/urgent/`), the longest
+/// matching prefix wins, as before. What no route answers gets a plain-text 404, or 405 on `/status`.
+enum StatusRoutes {
+    static func router(health: HealthRegistry, info: @escaping @Sendable () -> [String: String], routes: [StatusRoute])
+        -> Router<BasicRequestContext>
+    {
+        let router = Router()
+        router.add(middleware: StatusNotFoundMiddleware(routes: routes))
+        for method in [HTTPRequest.Method.get, .head] {
+            router.on("/status", method: method) { _, _ in
+                convert(StatusResponse(status: 200, contentType: "application/json", body: health.json(now: Date(), extra: info())))
+            }
+        }
+        for route in routes {
+            guard let method = HTTPRequest.Method(route.method) else { continue }
+            for path in routerPaths(prefix: route.pathPrefix) {
+                router.on(RouterPath(path), method: method) { request, _ in try await answer(request, route: route) }
+            }
+        }
+        return router
+    }
 
-    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+    /// The router paths that cover every path starting with `prefix`.
+    static func routerPaths(prefix: String) -> [String] {
+        var segments = prefix.split(separator: "/").map(String.init)
+        if prefix.hasSuffix("/") || segments.isEmpty {
+            return ["/" + segments.joined(separator: "/"), "/" + (segments + ["**"]).joined(separator: "/")]
+        }
+        segments[segments.count - 1] += "*"
+        return ["/" + segments.joined(separator: "/"), "/" + (segments + ["**"]).joined(separator: "/")]
+    }
+
+    /// The extra route for a request by the longest matching prefix, if any.
+    static func longestMatch(_ request: Request, routes: [StatusRoute]) -> StatusRoute? {
+        let path = request.uri.path, method = request.method.rawValue
+        guard !isStatus(path) else { return nil }
+        return routes.filter { $0.method == method && path.hasPrefix($0.pathPrefix) }
+            .max(by: { $0.pathPrefix.count < $1.pathPrefix.count })
+    }
+
+    /// Runs an extra route: its exact prefix (else the not-found middleware takes over), then the
+    /// body (at most 1 MiB).
+    static func answer(_ request: Request, route: StatusRoute) async throws -> Response {
         var request = request
         let path = request.uri.path
-        let method = request.method.rawValue
-        if path == "/status" || path == "/status/" {
-            guard method == "GET" || method == "HEAD" else { return Self.convert(.text("use GET /status", status: 405)) }
-            return Self.convert(StatusResponse(
-                status: 200, contentType: "application/json", body: health.json(now: Date(), extra: info())))
-        }
-        let matching = routes.filter { $0.method == method && path.hasPrefix($0.pathPrefix) }
-        guard let route = matching.max(by: { $0.pathPrefix.count < $1.pathPrefix.count }) else {
-            return Self.convert(.text("not found: \(method) \(path) (try GET /status)", status: 404))
-        }
+        guard path.hasPrefix(route.pathPrefix), !isStatus(path) else { throw HTTPError(.notFound) }
         let body: ByteBuffer
         do {
             body = try await request.collectBody(upTo: 1 << 20)
         } catch {
-            return Self.convert(.text("request body too large (limit 1 MiB)", status: 413))
+            return convert(.text("request body too large (limit 1 MiB)", status: 413))
         }
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
         let statusRequest = StatusRequest(
-            method: method, path: path, query: request.uri.query, headers: headers, body: Data(buffer: body))
-        return Self.convert(await route.handler(statusRequest))
+            method: request.method.rawValue, path: path, query: request.uri.query, headers: headers, body: Data(buffer: body))
+        return convert(await route.handler(statusRequest))
     }
+
+    /// Whether `path` is the status document's.
+    static func isStatus(_ path: String) -> Bool { path == "/status" || path == "/status/" }
 
     static func convert(_ response: StatusResponse) -> Response {
         var fields = HTTPFields()
@@ -164,5 +198,27 @@ struct StatusResponder: HTTPResponder {
         return Response(
             status: HTTPResponse.Status(code: response.status), headers: fields,
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+    }
+}
+
+/// The status server's answer when no route matches: 405 on `/status`, the extra route with the
+/// longest matching prefix, else a plain-text 404.
+struct StatusNotFoundMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let routes: [StatusRoute]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            let path = request.uri.path
+            if StatusRoutes.isStatus(path) { return StatusRoutes.convert(.text("use GET /status", status: 405)) }
+            if let route = StatusRoutes.longestMatch(request, routes: routes) {
+                return try await StatusRoutes.answer(request, route: route)
+            }
+            return StatusRoutes.convert(.text("not found: \(request.method.rawValue) \(path) (try GET /status)", status: 404))
+        }
     }
 }

@@ -96,7 +96,7 @@ public final class NorthlightSimulator: Sendable {
     /// Starts listening; returns the API base URL `http://127.0.0.1:<port>/api/v1`.
     public func start() async throws -> URL {
         let port = try await SimServer.start(
-            NorthlightResponder(sim: self), port: options.port, label: "LookoutSim.Northlight", running: running,
+            NorthlightRoutes.router(self).buildResponder(), port: options.port, label: "LookoutSim.Northlight", running: running,
             alreadyRunning: SimulatorError.alreadyRunning, didNotStart: SimulatorError.didNotStart)
         return URL(string: "http://127.0.0.1:\(port)/api/v1")!
     }

@@ -4,14 +4,6 @@ import Foundation
 /// The preauthorized and exchange endpoints (§6, §8), verifying OAuth1 HMAC-SHA1 signatures
 /// (RFC 5849) with the simulator's own consumer secret.
 enum GarminSimOAuth {
-    static func handle(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
-        switch (req.method, req.path) {
-        case ("GET", "/oauth-service/oauth/preauthorized"): return await preauthorized(req, sim: sim)
-        case ("POST", "/oauth-service/oauth/exchange/user/2.0"): return await exchange(req, sim: sim)
-        default: return .text(404, "Not Found")
-        }
-    }
-
     static func preauthorized(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
         guard req.header("user-agent") == "com.garmin.android.apps.connectmobile" else { return .text(400, "OAuth User-Agent expected") }
         guard let auth = verify(req, form: [], sim: sim, tokenSecret: nil) else { return .text(401, "Invalid signature") }

@@ -175,10 +175,10 @@ public final class NightscoutSimulator: Sendable {
     public let options: Options
     let store: NightscoutStore
     let auth: NightscoutAuth
-    let faults: NightscoutFaults
+    let faults: SimFaults
     let loopRecorder: LoopRecorder
     let remoteCommandsState: RemoteCommandsState
-    let requests = NightscoutRequestLog()
+    let requests = RequestLog()
     private let running = RunState()
 
     /// Creates a simulator (not yet listening).
@@ -186,7 +186,7 @@ public final class NightscoutSimulator: Sendable {
         self.options = options
         self.store = NightscoutStore()
         self.auth = NightscoutAuth(options: options)
-        self.faults = NightscoutFaults()
+        self.faults = SimFaults()
         self.loopRecorder = LoopRecorder()
         self.remoteCommandsState = RemoteCommandsState(enabled: options.loop.remoteCommands)
     }
@@ -197,7 +197,7 @@ public final class NightscoutSimulator: Sendable {
         if let secret = options.apiSecret, secret.count < 12 { throw SimulatorError.apiSecretTooShort }
         if case .sqlite(let path) = options.persistence { try await store.open(path: path) }
         let port = try await SimServer.start(
-            NightscoutResponder(sim: self), port: options.port, label: "LookoutSim.Nightscout", running: running,
+            NightscoutRoutes.router(self).buildResponder(), port: options.port, label: "LookoutSim.Nightscout", running: running,
             alreadyRunning: SimulatorError.alreadyRunning, didNotStart: SimulatorError.didNotStart)
         return URL(string: "http://127.0.0.1:\(port)")!
     }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Hummingbird
 
 /// Requests (§5), access requests (§6.1), login (§7) and tokens (§8) of the Signal K simulator.
 /// Tokens are HS256 JWTs signed with a per-simulator random key: `{"device":<clientId>,"iat":…,"exp"?:…}`
@@ -209,64 +210,82 @@ actor SignalKAuthority {
     }
 }
 
-/// HTTP routes of PUT, requests, access requests, login and the security check (§4.2, §5–§8).
-/// Answers `nil` to leave a request to ``SignalKRoutes/route(method:path:host:forwardedProto:sim:)``.
+/// HTTP handlers of requests, access requests, login and the REST security check (§4.2, §5–§8).
 enum SignalKSecurityRoutes {
-    static func handle(
-        method: String, path: String, headers: [String: String], body: Data, client: String, sim: SignalKSimulator
-    ) async -> SimResponse? {
-        let o = sim.options
-        let auth = sim.authority
-        let putEnabled = o.put || !o.putHandlers.isEmpty
+    /// `GET /signalk/v1/requests/<id>`: the reply of a PUT or access request.
+    static func requestReply(_ req: SimRequest, sim: SignalKSimulator) async -> SimResponse {
+        let prefix = "/signalk/v1/requests/"
+        guard req.path.hasPrefix(prefix) else { return SignalKRoutes.notFound(req) }
+        let id = String(req.path.dropFirst(prefix.count))
+        guard let reply = await sim.authority.reply(id) else { return .text(500, "Unable to check request: not found") }
+        return .json(200, reply)
+    }
 
-        if method == "GET", path.hasPrefix("/signalk/v1/requests/"), putEnabled || o.security {
-            let id = String(path.dropFirst("/signalk/v1/requests/".count))
-            guard let reply = await auth.reply(id) else { return .text(500, "Unable to check request: not found") }
-            return .json(200, reply)
+    /// `POST /signalk/v1/access/requests`: a device asks for a token (§6.1).
+    static func accessRequest(_ req: SimRequest, sim: SignalKSimulator) async -> SimResponse {
+        guard sim.options.security else {
+            return .json(404, ["message": "Access requests not available. Server security is not enabled."])
         }
-        if method == "POST", path == "/signalk/v1/access/requests" {
-            guard o.security else {
-                return .json(404, ["message": "Access requests not available. Server security is not enabled."])
-            }
-            if body.count > 10 * 1024 { return .text(413, "Payload too large") }
-            if await auth.pendingAccessCount >= 100 { return .text(503, "Too many pending access requests") }
-            let json = body.isEmpty ? nil : try? JSONValue.parse(body)
-            let (status, reply) = await auth.submitAccess(body: json, ip: client)
-            return .json(status, reply)
-        }
-        if o.security, method == "POST", path == "/signalk/v1/auth/login" || path == "/login" {
-            let json = body.isEmpty ? nil : try? JSONValue.parse(body)
-            guard let token = await auth.login(username: json?["username"]?.stringValue,
-                                               password: json?["password"]?.stringValue)
-            else { return .json(401, ["statusCode": 401, "message": "Invalid username/password"]) }
-            return .json(200, ["timeToLive": nil, "token": .string(token)],
-                         headers: [("Set-Cookie", "JAUTHENTICATION=\(token); Path=/; HttpOnly")])
-        }
-        if o.security, method == "PUT", path == "/signalk/v1/auth/logout" {
-            return .json(200, "Logout OK", headers: [("Set-Cookie", "JAUTHENTICATION=; Path=/; Max-Age=0")])
-        }
+        if req.body.count > 10 * 1024 { return .text(413, "Payload too large") }
+        if await sim.authority.pendingAccessCount >= 100 { return .text(503, "Too many pending access requests") }
+        let (status, reply) = await sim.authority.submitAccess(body: req.json, ip: req.client)
+        return .json(status, reply)
+    }
 
-        // A WebSocket upgrade refused for a bad token (§3.2) reaches the HTTP routes.
-        if o.security, path == "/signalk/v1/stream" { return .text(401, "bad auth token") }
-        let api = "/signalk/v1/api/"
-        guard path.hasPrefix(api) else { return nil }
-        var user: String?
-        if o.security {
-            switch await auth.check(headers: headers) {
-            case .none: return .text(401, "Unauthorized")
-            case .bad: return .text(401, "bad auth token")
-            case .ok(let p):
-                user = p.name
-                if method == "PUT", p.permission != "readwrite", p.permission != "admin" {
-                    return (headers["accept"] ?? "").contains("json")
-                        ? .json(401, ["error": "Permission Denied"]) : .text(401, "Permission Denied")
-                }
+    /// `POST /signalk/v1/auth/login` and `POST /login` (security on).
+    static func login(_ req: SimRequest, sim: SignalKSimulator) async -> SimResponse {
+        let json = req.json
+        guard let token = await sim.authority.login(username: json?["username"]?.stringValue,
+                                                    password: json?["password"]?.stringValue)
+        else { return .json(401, ["statusCode": 401, "message": "Invalid username/password"]) }
+        return .json(200, ["timeToLive": nil, "token": .string(token)],
+                     headers: [("Set-Cookie", "JAUTHENTICATION=\(token); Path=/; HttpOnly")])
+    }
+
+    /// `PUT /signalk/v1/auth/logout` (security on).
+    static func logout(_ req: SimRequest) -> SimResponse {
+        .json(200, "Logout OK", headers: [("Set-Cookie", "JAUTHENTICATION=; Path=/; Max-Age=0")])
+    }
+
+    /// The REST API's security check (security on): nil when the request may go on; a `PUT` needs
+    /// `readwrite` or `admin`.
+    static func refusal(method: String, headers: [String: String], sim: SignalKSimulator) async -> SimResponse? {
+        switch await sim.authority.check(headers: headers) {
+        case .none: return .text(401, "Unauthorized")
+        case .bad: return .text(401, "bad auth token")
+        case .ok(let p):
+            if method == "PUT", p.permission != "readwrite", p.permission != "admin" {
+                return (headers["accept"] ?? "").contains("json")
+                    ? .json(401, ["error": "Permission Denied"]) : .text(401, "Permission Denied")
+            }
+            return nil
+        }
+    }
+
+    /// The user a REST request is signed in as (security on), for PUT's `source`.
+    static func user(_ req: SimRequest, sim: SignalKSimulator) async -> String? {
+        guard sim.options.security, case .ok(let p) = await sim.authority.check(headers: req.headers) else { return nil }
+        return p.name
+    }
+}
+
+/// With security on, every request under `/signalk/v1/api/` (matched or not) passes
+/// `SignalKSecurityRoutes.refusal` first.
+struct SignalKSecurityMiddleware: RouterMiddleware {
+    typealias Context = SimRequestContext
+    let sim: SignalKSimulator
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        if request.uri.path.hasPrefix(SignalKRoutes.apiPrefix) {
+            var headers: [String: String] = [:]
+            for f in request.headers { headers[f.name.canonicalName.lowercased()] = f.value }
+            if let refused = await SignalKSecurityRoutes.refusal(method: request.method.rawValue, headers: headers, sim: sim) {
+                return refused.httpResponse
             }
         }
-        if method == "PUT", putEnabled {
-            return await SignalKPutRoute.handle(path: path, body: body, client: client, user: user, sim: sim)
-        }
-        return nil
+        return try await next(request, context)
     }
 }
 

@@ -23,30 +23,27 @@ enum GarminSimCookies {
 
 /// Flow A: the mobile JSON SSO (§3).
 enum GarminSimMobileSSO {
-    static func handle(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
+    /// `GET /mobile/sso/en/sign-in`: a fresh session.
+    static func signInPage(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
+        guard req.queryValue("clientId") == "GCM_ANDROID_DARK" else { return .text(400, "clientId must be GCM_ANDROID_DARK") }
+        let id = await sim.state.newSession()
+        return .text(200, "<html><head><title>Garmin SSO Portal</title></head><body></body></html>", contentType: "text/html")
+            .with(headers: GarminSimCookies.setSession(id))
+    }
+
+    /// `POST /mobile/api/login` and `POST /mobile/api/mfa/verifyCode` (`mfa`).
+    static func apiLogin(_ req: SimRequest, sim: GarminSimulator, mfa: Bool) async -> SimResponse {
         let o = sim.options
-        switch (req.method, req.path) {
-        case ("GET", "/mobile/sso/en/sign-in"):
-            guard req.queryValue("clientId") == "GCM_ANDROID_DARK" else { return .text(400, "clientId must be GCM_ANDROID_DARK") }
-            let id = await sim.state.newSession()
-            return .text(200, "<html><head><title>Garmin SSO Portal</title></head><body></body></html>", contentType: "text/html")
-                .with(headers: GarminSimCookies.setSession(id))
-        case ("GET", "/portal/sso/embed"):
-            return .empty(200)
-        case ("POST", "/mobile/api/login"), ("POST", "/mobile/api/mfa/verifyCode"):
-            guard o.mobileLoginEnabled else { return .text(404, "Not Found") }
-            if let bad = checkLoginQuery(req, domain: o.domain) { return .text(400, bad) }
-            guard let sid = GarminSimCookies.value("SESSION", in: req), await sim.state.session(sid) != nil else {
-                return .json(403, ["error": "no SSO session (GET /mobile/sso/en/sign-in first)"])
-            }
-            guard req.header("content-type")?.hasPrefix("application/json") == true, let body = req.json?.objectValue else {
-                return .json(400, ["error": "JSON body expected"])
-            }
-            if req.path == "/mobile/api/login" { return await login(body, sid: sid, sim: sim) }
-            return await verify(body, sid: sid, sim: sim)
-        default:
-            return .text(404, "Not Found")
+        guard o.mobileLoginEnabled else { return .text(404, "Not Found") }
+        if let bad = checkLoginQuery(req, domain: o.domain) { return .text(400, bad) }
+        guard let sid = GarminSimCookies.value("SESSION", in: req), await sim.state.session(sid) != nil else {
+            return .json(403, ["error": "no SSO session (GET /mobile/sso/en/sign-in first)"])
         }
+        guard req.header("content-type")?.hasPrefix("application/json") == true, let body = req.json?.objectValue else {
+            return .json(400, ["error": "JSON body expected"])
+        }
+        if !mfa { return await login(body, sid: sid, sim: sim) }
+        return await verify(body, sid: sid, sim: sim)
     }
 
     /// `clientId`, `locale`, `service` exactly (built from the domain).
@@ -119,42 +116,48 @@ enum GarminSimWidgetSSO {
     }
     static func csrfInput(_ csrf: String) -> String { "<input type=\"hidden\" name=\"_csrf\" value=\"\(csrf)\"/>" }
 
-    static func handle(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
-        let e = "https://sso.\(sim.options.domain)/sso/embed"
+    /// The embed URL the widget flow's `service` and `gauthHost` must be.
+    static func embedURL(_ sim: GarminSimulator) -> String { "https://sso.\(sim.options.domain)/sso/embed" }
+
+    /// `GET /sso/embed`: a fresh session.
+    static func embed(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
+        guard req.queryValue("gauthHost") == "https://sso.\(sim.options.domain)/sso" else { return .text(400, "gauthHost") }
+        let id = await sim.state.newSession()
+        return .text(200, page("GAuth Embedded Version", ""), contentType: "text/html").with(headers: GarminSimCookies.setSession(id))
+    }
+
+    /// `GET`/`POST /sso/signin` and `/sso/verifyMFA/loginEnterMfaCode` (`mfa`): the form with a
+    /// fresh `_csrf`, or its submission.
+    static func form(_ req: SimRequest, sim: GarminSimulator, mfa: Bool) async -> SimResponse {
+        let e = embedURL(sim)
         let signinQuery = "id=gauth-widget&embedWidget=true&gauthHost=\(pe(e))&service=\(pe(e))&source=\(pe(e))"
             + "&redirectAfterAccountLoginUrl=\(pe(e))&redirectAfterAccountCreationUrl=\(pe(e))"
-        let sid = GarminSimCookies.value("SESSION", in: req)
-        switch (req.method, req.path) {
-        case ("GET", "/sso/embed"):
-            guard req.queryValue("gauthHost") == "https://sso.\(sim.options.domain)/sso" else { return .text(400, "gauthHost") }
-            let id = await sim.state.newSession()
-            return .text(200, page("GAuth Embedded Version", ""), contentType: "text/html").with(headers: GarminSimCookies.setSession(id))
-        case ("GET", "/sso/signin"), ("POST", "/sso/signin"), ("GET", "/sso/verifyMFA/loginEnterMfaCode"),
-            ("POST", "/sso/verifyMFA/loginEnterMfaCode"):
-            if req.queryValue("service") != e || req.queryValue("gauthHost") != e { return .text(400, "service and gauthHost must be \(e)") }
-            guard let sid, await sim.state.session(sid) != nil else { return .text(403, page("Forbidden", "no session")) }
-            if req.method == "GET" {
-                let csrf = GarminSimState.random(32)
-                await sim.state.update(sid) { $0.csrf = csrf }
-                let mfa = req.path.hasPrefix("/sso/verifyMFA")
-                return .text(
-                    200, page(mfa ? "Enter MFA code for login" : "GARMIN Authentication Application", "<form>\(csrfInput(csrf))</form>"),
-                    contentType: "text/html")
-            }
-            let form = Dictionary(SimRequest.parseQuery(String(decoding: req.body, as: UTF8.self)), uniquingKeysWith: { a, _ in a })
-            guard let csrf = form["_csrf"], csrf == (await sim.state.session(sid)?.csrf) else {
-                return .text(403, page("Forbidden", "invalid CSRF token"), contentType: "text/html")
-            }
-            if req.path == "/sso/signin" { return await signin(form, sid: sid, sim: sim, signinQuery: signinQuery) }
-            return await verify(form, sid: sid, sim: sim, signinQuery: signinQuery)
-        case ("GET", "/sso/login"):
-            guard let sid, let user = req.queryValue("logintoken").flatMap({ $0.hasPrefix("LT-") ? String($0.dropFirst(3)) : nil }),
-                await sim.state.session(sid) != nil
-            else { return .text(403, page("Forbidden", "")) }
-            return await success(user: user, sim: sim)
-        default:
-            return .text(404, "Not Found")
+        if req.queryValue("service") != e || req.queryValue("gauthHost") != e { return .text(400, "service and gauthHost must be \(e)") }
+        guard let sid = GarminSimCookies.value("SESSION", in: req), await sim.state.session(sid) != nil else {
+            return .text(403, page("Forbidden", "no session"))
         }
+        if req.method == "GET" {
+            let csrf = GarminSimState.random(32)
+            await sim.state.update(sid) { $0.csrf = csrf }
+            return .text(
+                200, page(mfa ? "Enter MFA code for login" : "GARMIN Authentication Application", "<form>\(csrfInput(csrf))</form>"),
+                contentType: "text/html")
+        }
+        let form = Dictionary(SimRequest.parseQuery(String(decoding: req.body, as: UTF8.self)), uniquingKeysWith: { a, _ in a })
+        guard let csrf = form["_csrf"], csrf == (await sim.state.session(sid)?.csrf) else {
+            return .text(403, page("Forbidden", "invalid CSRF token"), contentType: "text/html")
+        }
+        if !mfa { return await signin(form, sid: sid, sim: sim, signinQuery: signinQuery) }
+        return await verify(form, sid: sid, sim: sim, signinQuery: signinQuery)
+    }
+
+    /// `GET /sso/login?logintoken=LT-…`: the success page with a ticket.
+    static func loginToken(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
+        guard let sid = GarminSimCookies.value("SESSION", in: req),
+            let user = req.queryValue("logintoken").flatMap({ $0.hasPrefix("LT-") ? String($0.dropFirst(3)) : nil }),
+            await sim.state.session(sid) != nil
+        else { return .text(403, page("Forbidden", "")) }
+        return await success(user: user, sim: sim)
     }
 
     static func signin(_ form: [String: String], sid: String, sim: GarminSimulator, signinQuery: String) async -> SimResponse {

@@ -110,7 +110,7 @@ public final class GarminSimulator: Sendable {
     /// Starts listening on 127.0.0.1 and returns the base URL.
     public func start() async throws -> URL {
         let port = try await SimServer.start(
-            GarminSimResponder(sim: self), port: options.port, label: "LookoutSim.Garmin", running: running,
+            GarminSimRoutes.router(self).buildResponder(), port: options.port, label: "LookoutSim.Garmin", running: running,
             alreadyRunning: SimulatorError.alreadyRunning, didNotStart: SimulatorError.didNotStart)
         return URL(string: "http://127.0.0.1:\(port)")!
     }
@@ -136,54 +136,11 @@ public final class GarminSimulator: Sendable {
     public func issuedSecrets() async -> [String] { await state.issuedSecrets() }
 }
 
-/// The single responder: injected faults, then SSO/OAuth/Connect routes.
-struct GarminSimResponder: HTTPResponder {
-    typealias Context = SimRequestContext
-    let sim: GarminSimulator
-
-    func respond(to request: Request, context: SimRequestContext) async throws -> Response {
-        var req = try await SimRequest.collect(request, context: context, limit: 8 * 1024 * 1024)
-        // HTTP/1.1 `Host` arrives as the request's authority (needed to rebuild OAuth1 base URIs).
-        if let authority = request.head.authority { req.headers["host"] = authority }
-        let path = req.path
-        let resp: SimResponse
-        if let fault = await sim.state.takeFault(path: path) {
-            var h: [(String, String)] = []
-            if let after = fault.retryAfter { h.append(("Retry-After", String(after))) }
-            resp = fault.status == 429
-                ? .text(429, "<html><title>Access denied | used Cloudflare to restrict access</title>error code: 1015</html>", contentType: "text/html")
-                    .with(headers: h)
-                : .json(fault.status, ["error": "injected fault", "status": .int(Int64(fault.status))], headers: h)
-        } else {
-            resp = await GarminSimRouter.route(req, sim: sim)
-        }
-        var fields = HTTPFields()
-        if let ct = resp.contentType { fields[.contentType] = ct }
-        for (k, v) in resp.headers { if let n = HTTPFields.Key(k) { fields.append(.init(name: n, value: v)) } }
-        return Response(
-            status: .init(code: resp.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: resp.body)))
-    }
-}
-
 extension SimResponse {
     /// The response with extra headers.
     func with(headers more: [(String, String)]) -> SimResponse {
         var r = self
         r.headers += more
         return r
-    }
-}
-
-/// Top-level dispatch.
-enum GarminSimRouter {
-    static func route(_ req: SimRequest, sim: GarminSimulator) async -> SimResponse {
-        let p = req.path
-        if p == "/oauth_consumer.json", req.method == "GET" {
-            return .json(200, ["consumer_key": .string(sim.options.consumerKey), "consumer_secret": .string(sim.options.consumerSecret)])
-        }
-        if p.hasPrefix("/mobile/") || p == "/portal/sso/embed" { return await GarminSimMobileSSO.handle(req, sim: sim) }
-        if p.hasPrefix("/sso/") { return await GarminSimWidgetSSO.handle(req, sim: sim) }
-        if p.hasPrefix("/oauth-service/") { return await GarminSimOAuth.handle(req, sim: sim) }
-        return await GarminSimConnect.handle(req, sim: sim)
     }
 }

@@ -64,19 +64,3 @@ enum SimServer {
         _ = try? await task.value
     }
 }
-
-extension SimRequest {
-    /// Reads a Hummingbird request (body up to `limit` bytes) into a `SimRequest`.
-    static func collect(_ request: Request, context: SimRequestContext, limit: Int) async throws -> SimRequest {
-        var request = request
-        let body = try await request.collectBody(upTo: limit)
-        var headers: [String: String] = [:]
-        for f in request.headers { headers[f.name.canonicalName.lowercased()] = f.value }
-        let path = request.uri.path
-        let segs = path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
-        return SimRequest(
-            method: request.method.rawValue, path: path, segments: segs,
-            query: SimRequest.parseQuery(request.uri.query), headers: headers, body: Data(buffer: body),
-            client: context.client)
-    }
-}

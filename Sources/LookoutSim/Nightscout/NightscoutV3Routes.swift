@@ -27,87 +27,104 @@ enum NightscoutV3 {
         ]
     }
 
-    // MARK: dispatch
+    // MARK: route handlers
 
-    static func handle(_ req: SimRequest, rest: [String], sim: NightscoutSimulator) async -> SimResponse {
+    /// `GET /api/v3/version` (no credentials needed).
+    static func version(_ req: SimRequest, sim: NightscoutSimulator) -> SimResponse {
+        .json(200, ["status": 200, "result": .object(versionResult(now: NSDates.ms(sim.options.clock())))])
+    }
+
+    /// The credentials of a request (§3.2: every route but `version` checks them first), or the
+    /// 401 answer.
+    static func authenticate(_ req: SimRequest, sim: NightscoutSimulator) async -> Result<NSAuthResult, SimResponse> {
+        guard sim.options.api3Security else {
+            return .success(NSAuthResult(
+                permissions: ["*"], groups: [["*"]], subject: nil, isSecret: false, noCredentials: false, failed: false))
+        }
         let now = NSDates.ms(sim.options.clock())
-        guard let first = rest.first else { return err(404, "Bad operation or collection") }
-        if first == "version", rest.count == 1, req.method == "GET" {
-            return .json(200, ["status": 200, "result": .object(versionResult(now: now))])
+        switch await sim.auth.resolveV3(authorization: req.header("authorization"), client: req.client, nowSec: now / 1000) {
+        case .missing: return .failure(err(401, "Missing or bad access token or JWT"))
+        case .bad: return .failure(err(401, "Bad access token or JWT"))
+        case .ok(let a): return .success(a)
         }
-        // Authenticate first everywhere (§3.2).
+    }
+
+    /// `GET /api/v3/status`: the version and what the credentials may do per collection.
+    static func status(_ req: SimRequest, sim: NightscoutSimulator) async -> SimResponse {
         let auth: NSAuthResult
-        if sim.options.api3Security {
-            switch await sim.auth.resolveV3(
-                authorization: req.header("authorization"), client: req.client, nowSec: now / 1000)
-            {
-            case .missing: return err(401, "Missing or bad access token or JWT")
-            case .bad: return err(401, "Bad access token or JWT")
-            case .ok(let a): auth = a
-            }
-        } else {
-            auth = NSAuthResult(
-                permissions: ["*"], groups: [["*"]], subject: nil, isSecret: false, noCredentials: false, failed: false)
+        switch await authenticate(req, sim: sim) {
+        case .failure(let denied): return denied
+        case .success(let a): auth = a
         }
-        if first == "status", rest.count == 1, req.method == "GET" {
-            var r = versionResult(now: now)
-            var perms: [String: JSONValue] = [:]
-            for c in NSCollections.all {
-                // quirk (§3.12): the server evaluates `api:undefined:<op>`.
-                let s = zip("crud", ["create", "read", "update", "delete"]).filter {
-                    NSPermission.permitted(auth.permissions, "api:undefined:\($0.1)")
-                }.map { String($0.0) }.joined()
-                if !s.isEmpty { perms[c] = .string(s) }
-            }
-            r["apiPermissions"] = .object(perms)
-            return .json(200, ["status": 200, "result": .object(r)])
+        var r = versionResult(now: NSDates.ms(sim.options.clock()))
+        var perms: [String: JSONValue] = [:]
+        for c in NSCollections.all {
+            // quirk (§3.12): the server evaluates `api:undefined:<op>`.
+            let s = zip("crud", ["create", "read", "update", "delete"]).filter {
+                NSPermission.permitted(auth.permissions, "api:undefined:\($0.1)")
+            }.map { String($0.0) }.joined()
+            if !s.isEmpty { perms[c] = .string(s) }
         }
-        if first == "lastModified", rest.count == 1, req.method == "GET" {
-            let readable = NSCollections.all.filter { NSPermission.permitted(auth.permissions, "api:\($0):read") }
-            let cols = await sim.store.transact { data -> [String: JSONValue] in
-                var out: [String: JSONValue] = [:]
-                for c in readable {
-                    let times = data.docs(c).compactMap { d -> Int64? in
-                        let v = c == "settings" ? nil : NSStoreData.virtualTime(c, d)
-                        return [d.storedSrvModified, v].compactMap { $0 }.max()
-                    }
-                    if let m = times.max() { out[c] = .int(m) }
+        r["apiPermissions"] = .object(perms)
+        return .json(200, ["status": 200, "result": .object(r)])
+    }
+
+    /// `GET /api/v3/lastModified`: the newest modification time of each readable collection.
+    static func lastModified(_ req: SimRequest, sim: NightscoutSimulator) async -> SimResponse {
+        let auth: NSAuthResult
+        switch await authenticate(req, sim: sim) {
+        case .failure(let denied): return denied
+        case .success(let a): auth = a
+        }
+        let now = NSDates.ms(sim.options.clock())
+        let readable = NSCollections.all.filter { NSPermission.permitted(auth.permissions, "api:\($0):read") }
+        let cols = await sim.store.transact { data -> [String: JSONValue] in
+            var out: [String: JSONValue] = [:]
+            for c in readable {
+                let times = data.docs(c).compactMap { d -> Int64? in
+                    let v = c == "settings" ? nil : NSStoreData.virtualTime(c, d)
+                    return [d.storedSrvModified, v].compactMap { $0 }.max()
                 }
-                return out
+                if let m = times.max() { out[c] = .int(m) }
             }
-            return .json(200, ["status": 200, "result": ["srvDate": .int(now), "collections": .object(cols)]])
+            return out
         }
-        var col = first
+        return .json(200, ["status": 200, "result": ["srvDate": .int(now), "collections": .object(cols)]])
+    }
+
+    /// The context of a `/api/v3/{collection}…` request: credentials first, then the collection
+    /// (`{collection}` may carry a format extension, e.g. `entries.json`).
+    static func context(_ req: SimRequest, sim: NightscoutSimulator) async -> Result<Ctx, SimResponse> {
+        let auth: NSAuthResult
+        switch await authenticate(req, sim: sim) {
+        case .failure(let denied): return .failure(denied)
+        case .success(let a): auth = a
+        }
+        var col = req.parameters["collection"] ?? ""
         var ext: String? = nil
         if let dot = col.firstIndex(of: ".") {
             ext = String(col[col.index(after: dot)...])
             col = String(col[..<dot])
         }
-        guard NSCollections.all.contains(col) else { return err(404, "Bad operation or collection") }
-        let ctx = Ctx(col: col, auth: auth, now: now, sim: sim, req: req)
-        let formatOK: Bool = {
-            if let ext, ext != "json" { return false }
-            if let accept = req.header("accept") {
-                return accept.contains("json") || accept.contains("*/*")
-            }
-            return true
-        }()
-        switch (rest.count, req.method) {
-        case (1, "GET"):
-            guard formatOK else { return err(406, "Unsupported output format requested") }
-            return await search(ctx)
-        case (1, "POST"): return await create(ctx)
-        case (2, "GET") where rest[1] == "history", (3, "GET") where rest[1] == "history":
-            guard formatOK else { return err(406, "Unsupported output format requested") }
-            return await history(ctx, since: rest.count == 3 ? rest[2] : nil)
-        case (2, "GET"):
-            guard formatOK else { return err(406, "Unsupported output format requested") }
-            return await read(ctx, id: rest[1])
-        case (2, "PUT"): return await update(ctx, id: rest[1])
-        case (2, "PATCH"): return await patch(ctx, id: rest[1])
-        case (2, "DELETE"): return await delete(ctx, id: rest[1])
-        default: return err(404, "Bad operation or collection")
+        guard NSCollections.all.contains(col) else { return .failure(err(404, "Bad operation or collection")) }
+        return .success(Ctx(col: col, auth: auth, now: NSDates.ms(sim.options.clock()), sim: sim, req: req, ext: ext))
+    }
+
+    /// A v3 path or method no route answers: 404, after the credential check when there is more
+    /// than `/api/v3`.
+    static func unmatched(_ req: SimRequest, sim: NightscoutSimulator) async -> SimResponse {
+        guard req.segments.count > 2 else { return err(404, "Bad operation or collection") }
+        if case .failure(let denied) = await authenticate(req, sim: sim) { return denied }
+        return err(404, "Bad operation or collection")
+    }
+
+    /// 406 when the request asks for anything but JSON (a non-`json` extension or `Accept`).
+    static func unsupportedFormat(_ ctx: Ctx) -> SimResponse? {
+        if let ext = ctx.ext, ext != "json" { return err(406, "Unsupported output format requested") }
+        if let accept = ctx.req.header("accept"), !(accept.contains("json") || accept.contains("*/*")) {
+            return err(406, "Unsupported output format requested")
         }
+        return nil
     }
 
     struct Ctx: Sendable {
@@ -116,6 +133,8 @@ enum NightscoutV3 {
         var now: Int64
         var sim: NightscoutSimulator
         var req: SimRequest
+        /// The format extension of `{collection}` (e.g. `json`), if any.
+        var ext: String? = nil
         var subject: String? { auth.subject }
         func can(_ op: String) -> Bool { NSPermission.permitted(auth.permissions, "api:\(col):\(op)") }
         func denied(_ op: String) -> SimResponse { err(403, "Missing permission api:\(col):\(op)") }

@@ -196,7 +196,7 @@ public final class SignalKSimulator: Sendable {
         let wsConfig = WebSocketServerConfiguration(
             maxFrameSize: 1 << 20, autoPing: .enabled(timePeriod: options.pingInterval))
         let app = Application(
-            responder: SignalKResponder(sim: self),
+            responder: SignalKRoutes.router(self).buildResponder(),
             server: .http1WebSocketUpgrade(configuration: .init(ws: wsConfig)) { request, _, _ in
                 let (path, query) = SignalKRoutes.split(request.path ?? "/")
                 guard path == "/signalk/v1/stream" else { return .dontUpgrade }

@@ -1,30 +1,61 @@
 import Foundation
 import Hummingbird
 
-/// The Northlight API's request handling: authentication, rate limits, faults, then the routes.
-struct NorthlightResponder: HTTPResponder {
+/// Every route of the Northlight simulator, in one place. In front of them: the 1 MiB body limit,
+/// the request record, then for `/api/v1/…` the API key, rate limit and `X-Platform` checks and
+/// injected failures (`NorthlightAPI.gate`), then the API's own 404 for what no route matches.
+enum NorthlightRoutes {
+    /// The largest request body read.
+    static let bodyLimit = 1024 * 1024
+
+    /// The simulator's router.
+    static func router(_ sim: NorthlightSimulator) -> Router<SimRequestContext> {
+        let router = Router(context: SimRequestContext.self)
+        router.add(middleware: BodyLimitMiddleware(
+            limit: bodyLimit, tooLarge: NorthlightAPI.failure(413, "payload_too_large", "body over 1 MiB")))
+        router.add(middleware: RequestLogMiddleware(bodyLimit: bodyLimit) { logged in
+            let target = logged.path + (logged.query.map { "?" + $0 } ?? "")
+            await sim.state.record(
+                .init(method: logged.method, target: target, headers: logged.headers, body: logged.body, status: logged.status))
+        })
+        router.add(middleware: NorthlightGateMiddleware(sim: sim))
+        router.add(middleware: FaultMiddleware { path in
+            guard NorthlightAPI.isAPI(SimRequest.segments(path)), let fault = await sim.state.nextFailure() else { return .init() }
+            return .init(response: NorthlightAPI.failure(fault.status, "server_error", "injected failure", headers: fault.headers))
+        })
+        router.add(middleware: SimNotFoundMiddleware(bodyLimit: bodyLimit) { req in
+            NorthlightAPI.isAPI(req.segments)
+                ? NorthlightAPI.failure(404, "not_found", "no route \(req.method) \(req.path)")
+                : NorthlightAPI.failure(404, "not_found", "no route \(req.path)")
+        })
+        let routes = SimRoutes(router: router, bodyLimit: bodyLimit)
+        routes.on("/api/v1/feedback", [.post]) { req in await NorthlightAPI.submit(req, key: key(req), bug: false, sim: sim) }
+        routes.on("/api/v1/bugs", [.post]) { req in await NorthlightAPI.submit(req, key: key(req), bug: true, sim: sim) }
+        routes.on("/api/v1/feedback/{id}/vote", [.post]) { req in
+            await NorthlightAPI.vote(req, key: key(req), id: req.parameters["id"] ?? "", sim: sim)
+        }
+        routes.get("/api/v1/feedback") { req in await NorthlightAPI.board(req, key: key(req), sim: sim) }
+        routes.get("/api/v1/roadmap") { req in await NorthlightAPI.roadmap(key: key(req), sim: sim) }
+        return router
+    }
+
+    /// The API key (the gate let the request through, so it is a project's).
+    static func key(_ req: SimRequest) -> String { req.header("x-api-key") ?? "" }
+}
+
+/// Runs `NorthlightAPI.gate` on every `/api/v1/…` request, matched or not.
+struct NorthlightGateMiddleware: RouterMiddleware {
     typealias Context = SimRequestContext
     let sim: NorthlightSimulator
 
-    func respond(to request: Request, context: SimRequestContext) async throws -> Response {
-        var request = request
-        let body: ByteBuffer
-        do {
-            body = try await request.collectBody(upTo: 1024 * 1024)
-        } catch {
-            return NightscoutResponder.convert(NorthlightAPI.failure(413, "payload_too_large", "body over 1 MiB"), mode: .normal)
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let req = try await SimRequest.collect(request, context: context, limit: NorthlightRoutes.bodyLimit)
+        if NorthlightAPI.isAPI(req.segments), let refused = await NorthlightAPI.gate(req, sim: sim) {
+            return refused.httpResponse
         }
-        var headers: [String: String] = [:]
-        for f in request.headers { headers[f.name.canonicalName.lowercased()] = f.value }
-        let path = request.uri.path
-        let req = SimRequest(
-            method: request.method.rawValue, path: path,
-            segments: path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) },
-            query: SimRequest.parseQuery(request.uri.query), headers: headers, body: Data(buffer: body), client: context.client)
-        let response = await NorthlightAPI.handle(req, sim: sim)
-        let target = path + (request.uri.query.map { "?" + $0 } ?? "")
-        await sim.state.record(.init(method: req.method, target: target, headers: headers, body: req.body, status: response.status))
-        return NightscoutResponder.convert(response, mode: .normal)
+        return try await next(request, context)
     }
 }
 
@@ -42,28 +73,24 @@ enum NorthlightAPI {
 
     static func invalid(_ field: String, _ message: String) -> SimResponse { failure(400, "invalid_input", message, field: field) }
 
-    static func handle(_ req: SimRequest, sim: NorthlightSimulator) async -> SimResponse {
-        let s = req.segments
-        guard s.count >= 3, s[0] == "api", s[1] == "v1" else { return failure(404, "not_found", "no route \(req.path)") }
+    /// Whether a path is under the API (`/api/v1/<something>`).
+    static func isAPI(_ s: [String]) -> Bool { s.count >= 3 && s[0] == "api" && s[1] == "v1" }
+
+    /// The checks every API request passes first: a known `X-API-Key` (401), the rate limit (429),
+    /// `X-Platform` (400). Nil when the request may go on.
+    static func gate(_ req: SimRequest, sim: NorthlightSimulator) async -> SimResponse? {
         guard let key = req.header("x-api-key"), await sim.state.projects[key] != nil else {
             return failure(401, "invalid_api_key", "missing or unknown X-API-Key")
         }
         if let limited = await rateLimit(key, sim: sim) { return limited }
         guard let platform = req.header("x-platform"), !platform.isEmpty else { return invalid("X-Platform", "X-Platform header is required") }
-        if let fault = await sim.state.nextFailure() {
-            return failure(fault.status, "server_error", "injected failure", headers: fault.headers)
-        }
-        let rest = Array(s.dropFirst(2))
-        switch (req.method, rest.count, rest.first) {
-        case ("POST", 1, "feedback"): return await submit(req, key: key, bug: false, sim: sim)
-        case ("POST", 1, "bugs"): return await submit(req, key: key, bug: true, sim: sim)
-        case ("POST", 3, "feedback") where rest[2] == "vote": return await vote(req, key: key, id: rest[1], sim: sim)
-        case ("GET", 1, "feedback"): return await board(req, key: key, sim: sim)
-        case ("GET", 1, "roadmap"):
-            let items = await sim.state.projects[key]?.roadmap ?? []
-            return .json(200, ["roadmap_items": .array(items.sorted { ($0["position"]?.int64Value ?? 0) < ($1["position"]?.int64Value ?? 0) })])
-        default: return failure(404, "not_found", "no route \(req.method) \(req.path)")
-        }
+        return nil
+    }
+
+    /// `GET /api/v1/roadmap`: the project's roadmap items by position.
+    static func roadmap(key: String, sim: NorthlightSimulator) async -> SimResponse {
+        let items = await sim.state.projects[key]?.roadmap ?? []
+        return .json(200, ["roadmap_items": .array(items.sorted { ($0["position"]?.int64Value ?? 0) < ($1["position"]?.int64Value ?? 0) })])
     }
 
     /// Counts the request in its project's window; a 429 when over the tier's limit.

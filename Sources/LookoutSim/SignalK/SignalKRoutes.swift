@@ -1,0 +1,98 @@
+import Foundation
+import Hummingbird
+
+/// Every HTTP route of the Signal K simulator, in one place: discovery, the REST GET API (§1.2,
+/// §4.1), PUT (§4.2), requests, access requests and login (§5–§7). With security on, the REST
+/// API's token check (`SignalKSecurityMiddleware`) comes first. What no route answers gets
+/// signalk-server's `Cannot <METHOD> <path>`. The WebSocket stream is not a route: the server's
+/// upgrade check takes `/signalk/v1/stream` first (see `SignalKSimulator.start`).
+///
+/// The REST API is a tree of any depth, so its routes are `/signalk/v1/api/**` (the segments are
+/// `SimRequest.tail`) plus `/signalk/v1/api` for the root; the Router treats `/signalk/v1/api`
+/// and `/signalk/v1/api/` alike, so that handler checks the trailing `/` the real server needs.
+enum SignalKRoutes {
+    /// The largest request body read.
+    static let bodyLimit = 1 << 20
+    /// The REST API's path prefix.
+    static let apiPrefix = "/signalk/v1/api/"
+
+    /// The simulator's router.
+    static func router(_ sim: SignalKSimulator) -> Router<SimRequestContext> {
+        let o = sim.options
+        let putEnabled = o.put || !o.putHandlers.isEmpty
+        let router = Router(context: SimRequestContext.self)
+        if o.security { router.add(middleware: SignalKSecurityMiddleware(sim: sim)) }
+        router.add(middleware: SimNotFoundMiddleware(bodyLimit: bodyLimit) { notFound($0) })
+        let routes = SimRoutes(router: router, bodyLimit: bodyLimit)
+        routes.on("/signalk", [.get, .head]) { req in discovery(req, sim: sim) }
+        for path in ["/signalk/v1/api", "/signalk/v1/api/**"] {
+            routes.on(path, [.get, .head]) { req in await get(req, sim: sim) }
+            if putEnabled { routes.on(path, [.put]) { req in await put(req, sim: sim) } }
+        }
+        if putEnabled || o.security {
+            for path in ["/signalk/v1/requests", "/signalk/v1/requests/**"] {
+                routes.get(path) { req in await SignalKSecurityRoutes.requestReply(req, sim: sim) }
+            }
+        }
+        routes.on("/signalk/v1/access/requests", [.post]) { req in await SignalKSecurityRoutes.accessRequest(req, sim: sim) }
+        if o.security {
+            for path in ["/signalk/v1/auth/login", "/login"] {
+                routes.on(path, [.post]) { req in await SignalKSecurityRoutes.login(req, sim: sim) }
+            }
+            routes.on("/signalk/v1/auth/logout", [.put]) { req in SignalKSecurityRoutes.logout(req) }
+            // A WebSocket upgrade refused for a bad token (§3.2) reaches the HTTP routes.
+            routes.on("/signalk/v1/stream", SimRoutes.anyMethod) { _ in .text(401, "bad auth token") }
+        }
+        return router
+    }
+
+    /// Splits a request target into path and query.
+    static func split(_ target: String) -> (String, String?) {
+        guard let q = target.firstIndex(of: "?") else { return (target, nil) }
+        return (String(target[..<q]), String(target[target.index(after: q)...]))
+    }
+
+    /// signalk-server's 404.
+    static func notFound(_ req: SimRequest) -> SimResponse {
+        .text(404, "Cannot \(req.method) \(req.path)")
+    }
+
+    /// `GET /signalk`: the discovery document (`https`/`wss` behind a TLS proxy).
+    static func discovery(_ req: SimRequest, sim: SignalKSimulator) -> SimResponse {
+        let host = req.header("host") ?? "127.0.0.1:\(sim.port)"
+        let tls = req.header("x-forwarded-proto")?.lowercased() == "https"
+        return .json(
+            200,
+            [
+                "endpoints": [
+                    "v1": [
+                        "version": .string(SignalKSimulator.serverVersion),
+                        "signalk-http": .string("\(tls ? "https" : "http")://\(host)/signalk/v1/api/"),
+                        "signalk-ws": .string("\(tls ? "wss" : "ws")://\(host)/signalk/v1/stream"),
+                    ]
+                ],
+                "server": ["id": "signalk-server-node", "version": .string(SignalKSimulator.serverVersion)],
+            ])
+    }
+
+    /// `GET /signalk/v1/api/<path…>`: the full model, `self`, or the subtree at the path
+    /// (`vessels/self` is the own vessel).
+    static func get(_ req: SimRequest, sim: SignalKSimulator) async -> SimResponse {
+        guard req.path.hasPrefix(apiPrefix) else { return notFound(req) }
+        let model = await sim.fullModel()
+        let segments = req.tail
+        if segments.isEmpty { return .json(200, model) }
+        if segments == ["self"] { return .json(200, .string(sim.selfContext)) }
+        var keys = segments
+        if keys.count >= 2, keys[0] == "vessels", keys[1] == "self" { keys[1] = sim.selfID }
+        guard let root = model.objectValue, let found = SignalKStore.get(root, keys) else { return notFound(req) }
+        return .json(200, found)
+    }
+
+    /// `PUT /signalk/v1/api/<context>/<path…>` (PUT enabled).
+    static func put(_ req: SimRequest, sim: SignalKSimulator) async -> SimResponse {
+        guard req.path.hasPrefix(apiPrefix) else { return notFound(req) }
+        return await SignalKPutRoute.handle(
+            path: req.path, body: req.body, client: req.client, user: await SignalKSecurityRoutes.user(req, sim: sim), sim: sim)
+    }
+}
