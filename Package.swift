@@ -1,7 +1,9 @@
 // swift-tools-version: 6.0
 // Lookout: a scripting host that embeds Lua 5.4 and gives scripts clients for Nightscout,
 // Signal K, Northlight and Garmin Connect. Layers (each imports only those below it):
-//   lookout (CLI)  →  LookoutHost (Lua modules)  →  Kits / LookoutSim  →  Lua  →  LuaShim (C)  →  CLua
+//   lookout (CLI) → LookoutScenarios → LookoutAutomation → LookoutModules → LookoutStore →
+//   LookoutConfig → Kits / LookoutSim → LookoutWire;  Lua → LuaShim (C) → CLua under the house
+//   targets (only Lua and LuaShim touch the C API). README's "Architecture" has the picture.
 import PackageDescription
 
 /// Lua files of a target (`Folder/name` → `Folder/name.lua`: module stubs and Lua-written parts

@@ -1,4 +1,4 @@
-// Fuzz/toml.swift — libFuzzer harness for Lookout's TOML parser (LookoutHost/Config/TOML*).
+// Fuzz/toml.swift — libFuzzer harness for Lookout's TOML parser (LookoutConfig/TOML*).
 //
 // Built with the parser's sources by Fuzz/run (swiftc -sanitize=fuzzer,address). Checks, per
 // input (read as UTF-8, invalid bytes replaced, as the config loader reads files):

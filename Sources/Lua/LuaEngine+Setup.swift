@@ -106,7 +106,7 @@ extension LuaEngine {
     /// Adds a module to `package.preload` under its name and `lookout.<name>`; sets the global
     /// when it is a convenience and conveniences are on.
     public func register(module: any LuaModule) throws {
-        critical {
+        withMemoryOverdraft {
             stubs[module.name] = module.stub
             if !moduleNames.contains(module.name) { moduleNames.append(module.name) }
             let s = LuaStack(L)
@@ -137,7 +137,7 @@ extension LuaEngine {
 
     /// Preloads a bundled Lua module from its source text.
     func preload(source: [UInt8], as name: String) throws {
-        try critical {
+        try withMemoryOverdraft {
             let s = LuaStack(L)
             s.rawField(LUA_PRELOAD_TABLE, of: SHIM_REGISTRYINDEX)
             let status = source.withUnsafeBufferPointer { buffer in
@@ -156,7 +156,7 @@ extension LuaEngine {
 
     /// `require(name)`, also setting `_G[name]` when `asGlobal`.
     func require(_ name: String, asGlobal: Bool) throws {
-        try critical {
+        try withMemoryOverdraft {
             let s = LuaStack(L)
             // Raw: runs while the state is set up, and no metamethod of `_G` may run from Swift.
             s.rawGlobal("require")
@@ -182,7 +182,7 @@ extension LuaEngine {
     /// `sleep = require("script").sleep`.
     func setSleepGlobal() throws {
         try require("script", asGlobal: true)
-        critical {
+        withMemoryOverdraft {
             let s = LuaStack(L)
             s.rawGlobal("script")
             s.rawField("sleep", of: -1)
@@ -195,7 +195,7 @@ extension LuaEngine {
 
     /// The global `arg`: `arg[0]` is the script, `arg[1…]` its arguments.
     func setArguments(_ arguments: [String]) {
-        critical {
+        withMemoryOverdraft {
             let s = LuaStack(L)
             s.pushTable(array: arguments.count, fields: 1)
             for (i, argument) in arguments.enumerated() {
@@ -208,7 +208,7 @@ extension LuaEngine {
 
     /// Compiles a chunk and starts it as a task. Returns the syntax error, if any.
     public func spawnChunk(source: [UInt8], chunkName: String, label: String, arguments: [LuaValue] = []) -> String? {
-        critical {
+        withMemoryOverdraft {
             let status = source.withUnsafeBufferPointer { buffer in
                 buffer.withMemoryRebound(to: CChar.self) { chars in
                     shim_loadtext(L, chars.baseAddress, chars.count, chunkName)

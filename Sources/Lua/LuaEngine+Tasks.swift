@@ -16,7 +16,7 @@ extension LuaEngine {
     /// `LuaStack.ensure`): the task then fails at once with a "stack overflow" error.
     @discardableResult
     public func spawn(label: String, reportErrors: Bool = true, _ push: (LuaStack) -> Int32?) -> LuaTask {
-        critical {
+        withMemoryOverdraft {
             let thread = lua_newthread(L)!
             let ref = luaL_ref(L, SHIM_REGISTRYINDEX)
             let task = LuaTask(
@@ -81,7 +81,7 @@ extension LuaEngine {
         budget.pointee.slice_deadline = 0
         budget.pointee.mark = shim_now_ns()
         current = nil
-        critical { settle(task, status: status, results: nresults) }
+        withMemoryOverdraft { settle(task, status: status, results: nresults) }
     }
 
     private func settle(_ task: LuaTask, status: Int32, results: Int32) {
@@ -181,7 +181,7 @@ extension LuaEngine {
     /// `cancelled`. A task cannot cancel itself while it runs.
     public func cancel(_ task: LuaTask) {
         guard !task.isFinished, task !== current else { return }
-        critical {
+        withMemoryOverdraft {
             if let wait = task.wait {
                 waits[wait.id] = nil
                 releaseClock(of: wait)
@@ -246,7 +246,7 @@ extension LuaEngine {
         let task = wait.task
         guard task.wait === wait, task.status == .waiting else { return }
         task.wait = nil
-        critical {
+        withMemoryOverdraft {
             let stack = LuaStack(task.thread)
             // The binding's C frame reserved LUA_MINSTACK slots and yielded with none in use, so
             // this succeeds; results that need more ask for it themselves.

@@ -109,8 +109,10 @@ public final class LuaEngine {
     /// Bytes the state uses now, and at most so far.
     public var memory: (used: Int, peak: Int) { (budget.pointee.used, budget.pointee.peak) }
 
-    /// Runs `body` with allocation failures disabled (the host is marshalling values).
-    func critical<T>(_ body: () throws -> T) rethrows -> T {
+    /// Runs `body` with the memory limit raised by a bounded overdraft (`ShimBudget.overdraft`,
+    /// 1 MiB): the host marshals values there, and an allocation failure would be a Lua error
+    /// longjmping through Swift. What `body` allocates still counts toward the limit.
+    func withMemoryOverdraft<T>(_ body: () throws -> T) rethrows -> T {
         budget.pointee.host_critical += 1
         defer { budget.pointee.host_critical -= 1 }
         return try body()
@@ -162,13 +164,13 @@ public final class LuaEngine {
 
     /// Sets a global from the value on top of the main stack (raw: no metamethod of `_G` runs).
     public func setGlobal(_ name: String) {
-        critical { LuaStack(L).setGlobal(name) }
+        withMemoryOverdraft { LuaStack(L).setGlobal(name) }
     }
 
     /// Registers the metatable of a host object type.
     public func register(type: LuaObjectType, methods: [String: LuaBinding]) {
         guard objectTypes.insert(type.name).inserted else { return }
-        critical {
+        withMemoryOverdraft {
             let s = LuaStack(L)
             shim_newmetatable(L, type.name)
             s.push(type.name)

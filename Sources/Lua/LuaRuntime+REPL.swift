@@ -62,7 +62,7 @@ extension LuaRuntime {
     /// `"> "` and `">> "`.
     public func prompts() -> (first: String, continuation: String) {
         let engine = self.engine
-        return engine.critical {
+        return engine.withMemoryOverdraft {
             let s = LuaStack(engine.L)
             lua_rawgeti(engine.L, SHIM_REGISTRYINDEX, lua_Integer(LUA_RIDX_GLOBALS))
             defer { s.pop() }
@@ -126,7 +126,7 @@ extension LuaEngine {
 
     /// Leaves the compiled function on the main stack when ready.
     func compileREPL(_ text: [UInt8], chunkName: String, tryExpression: Bool) -> REPLCompilation {
-        critical {
+        withMemoryOverdraft {
             let s = LuaStack(L)
             if tryExpression {
                 if load(Array("return ".utf8) + text + [UInt8(ascii: ";")], chunkName: chunkName) == LUA_OK { return .ready }
@@ -170,7 +170,7 @@ extension LuaEngine {
         switch task.status {
         case .done:
             guard task.outcomeRef != LUA_NOREF else { return .output("") }
-            return critical {
+            return withMemoryOverdraft {
                 lua_rawgeti(L, SHIM_REGISTRYINDEX, lua_Integer(task.outcomeRef))
                 lua_rawgeti(L, -1, 1)
                 defer { shim_pop(L, 2) }
@@ -186,7 +186,7 @@ extension LuaEngine {
 
     func complete(line: String, cursor: Int) -> (candidates: [String], start: Int) {
         guard replCompleteRef != LUA_NOREF else { return ([], cursor) }
-        return critical {
+        return withMemoryOverdraft {
             let s = LuaStack(L)
             let top = s.top
             defer { s.top = top }
@@ -208,7 +208,7 @@ extension LuaEngine {
 
     /// Loads the REPL helpers: the line driver, `help`, completion (with a raw metatable getter).
     func installREPLSupport() throws {
-        try critical {
+        try withMemoryOverdraft {
             let s = LuaStack(L)
             try s.load(PackageResources.repl_support_lua, name: "=[lookout] repl", what: "repl support")
             pushFunction("rawmetatable") { call in
