@@ -1,7 +1,8 @@
 // swift-tools-version: 6.0
 // Lookout: a scripting host that embeds Lua 5.4 and gives scripts clients for Nightscout,
 // Signal K, Northlight and Garmin Connect. Layers (each imports only those below it):
-//   lookout (CLI)  →  LookoutHost (Lua modules)  →  Kits / LookoutSim  →  Lua  →  LuaShim (C)  →  CLua
+//   lookout (CLI)  →  LookoutHost (Lua modules)  →  Kits / LookoutSim  →  LookoutWire  →  Lua  →  LuaShim (C)  →  CLua
+// (LookoutWire knows no Lua: it sits under the Kits and the simulator, beside Lua.)
 import PackageDescription
 
 let package = Package(
@@ -44,6 +45,7 @@ let package = Package(
         .target(
             name: "LookoutHost",
             dependencies: [
+                "LookoutWire",
                 "Lua", "LuaShim", "CLua", "NightscoutKit", "SignalKKit",
                 "GarminKit",
                 "NorthlightKit",
@@ -56,10 +58,21 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             resources: [.embedInCode("Stubs")]),
+        // What the Kits and the simulator share on the wire: one JSON value, parser and writer
+        // (knows no Lua and no service).
+        .target(
+            name: "LookoutWire",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         // Nightscout client: auth, typed models, API v1 and v3 (knows nothing of Lua).
         .target(
             name: "NightscoutKit",
             dependencies: [
+                "LookoutWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -69,6 +82,7 @@ let package = Package(
         .target(
             name: "SignalKKit",
             dependencies: [
+                "LookoutWire",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -79,6 +93,7 @@ let package = Package(
         .target(
             name: "GarminKit",
             dependencies: [
+                "LookoutWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -88,14 +103,16 @@ let package = Package(
         .target(
             name: "NorthlightKit",
             dependencies: [
+                "LookoutWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
-        // Spec-faithful local servers (Nightscout first). Shares no model code with any Kit.
+        // Spec-faithful local servers (Nightscout first). Shares no model code with any Kit (only LookoutWire).
         .target(
             name: "LookoutSim",
             dependencies: [
+                "LookoutWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -105,6 +122,7 @@ let package = Package(
         .executableTarget(
             name: "lookout",
             dependencies: [
+                "LookoutWire",
                 "LookoutHost", "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
                 "GarminKit",
                 "NorthlightKit",
@@ -114,6 +132,7 @@ let package = Package(
         .executableTarget(
             name: "lookout-bench",
             dependencies: [
+                "LookoutWire",
                 "LookoutHost", "Lua", "LuaShim", "CLua", "NightscoutKit", "SignalKKit", "LookoutSim",
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -125,6 +144,7 @@ let package = Package(
         .testTarget(
             name: "LookoutHostTests",
             dependencies: [
+                "LookoutWire",
                 "LookoutHost", "Lua", "LookoutTestSupport", "NightscoutKit", "SignalKKit", "LookoutSim",
                 "GarminKit",
                 "NorthlightKit",
@@ -132,19 +152,21 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
-        .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutWire", "LookoutSim", "LookoutTestSupport"]),
         .testTarget(
             name: "LookoutSimTests",
             dependencies: [
+                "LookoutWire",
                 "LookoutSim", "LookoutTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
-        .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutWire", "LookoutSim", "LookoutTestSupport"]),
         .testTarget(
             name: "GarminKitTests",
-            dependencies: ["GarminKit", "LookoutSim", "LookoutTestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutSim", "LookoutTestSupport"]),
-        .testTarget(name: "NorthlightKitTests", dependencies: ["NorthlightKit", "LookoutSim", "LookoutTestSupport"]),
+            dependencies: ["GarminKit", "LookoutWire", "LookoutSim", "LookoutTestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutWire", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "LookoutWireTests", dependencies: ["LookoutWire"]),
+        .testTarget(name: "NorthlightKitTests", dependencies: ["NorthlightKit", "LookoutWire", "LookoutSim", "LookoutTestSupport"]),
     ]
 )

@@ -1,4 +1,5 @@
-// Fuzz/signalk_delta.swift — libFuzzer harness for Signal K frame decoding (SignalKKit: SKJSON,
+// Fuzz/signalk_delta.swift — libFuzzer harness for Signal K frame decoding (SignalKKit: SKJSON over
+// LookoutWire's JSONParser,
 // the single-pass delta decoder SKFastDelta, SKServerMessage.classify, SKDataModel).
 //
 // Built with the Kit's sources by Fuzz/run (swiftc -sanitize=fuzzer,address). Checks, per input:
@@ -7,7 +8,8 @@
 //     agree: the same message, or both fail;
 //   - a decoded delta applies to an SKDataModel without trapping;
 //   - a number on its own decodes exactly: .int when it has no fraction or exponent and fits
-//     Int, else .double with the bits of Double(text) (correctly rounded, ±inf beyond range).
+//     Int64, else .double with the bits of Double(text) (correctly rounded); beyond Double's
+//     range it is an error.
 
 /// The input as one JSON number token (RFC 8259 grammar), or nil.
 private func numberToken(_ b: UnsafeBufferPointer<UInt8>) -> String? {
@@ -58,8 +60,12 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let text = numberToken(bytes) {
         let value = try? SKJSON.parse(raw)
         let integral = !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
-        if integral, let i = Int(text) {
-            check(value == .int(i), "\(text.prefix(80)) decoded as \(String(describing: value))")
+        if integral, let i = Int64(text) {
+            guard case .int(let got)? = value, got == i else {
+                fatalError("FUZZ CHECK FAILED: \(text.prefix(80)) decoded as \(String(describing: value))")
+            }
+        } else if let d = Double(text), !d.isFinite {
+            check(value == nil, "\(text.prefix(80)) is beyond Double's range but decoded as \(String(describing: value))")
         } else {
             let d = Double(text)!
             guard case .double(let got)? = value else { fatalError("FUZZ CHECK FAILED: \(text.prefix(80)) decoded as \(String(describing: value))") }

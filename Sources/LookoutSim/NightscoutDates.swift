@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Date helpers for the wire formats of the Nightscout spec (§0): epoch ms, UTC ISO-8601 with
 /// milliseconds, and RFC 1123 HTTP dates (second precision).

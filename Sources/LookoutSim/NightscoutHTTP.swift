@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LookoutWire
 
 /// A request as the route handlers see it.
 struct SimRequest: Sendable {

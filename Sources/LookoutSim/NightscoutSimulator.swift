@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import LookoutWire
 
 /// A local Nightscout server (cgm-remote-monitor 15.0.7 contract, see shared/specs/nightscout.md)
 /// for tests and `lookout sim`. It binds to 127.0.0.1 only and speaks plain HTTP (as with

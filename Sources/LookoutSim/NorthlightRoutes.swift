@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LookoutWire
 
 /// The Northlight API's request handling: authentication, rate limits, faults, then the routes.
 struct NorthlightResponder: HTTPResponder {

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import LookoutWire
 
 /// A local Signal K server that behaves like signalk-server 2.31.1 (contract: shared/specs/signalk.md)
 /// for tests and `lookout sim signalk`. Plain HTTP and WebSocket on 127.0.0.1, security off unless

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Something to send on one WebSocket.
 enum SKOutgoing: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A minimal HTTP response as seen by NightscoutKit's injectable transport functions.
 public struct NightscoutHTTPResponse: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A Nightscout timestamp. Nightscout writes times either as Unix epoch milliseconds (`date`,
 /// `srvModified`, …) or as ISO-8601 strings (`created_at`, `dateString`, `sysTime`, …), with or

@@ -1,9 +1,10 @@
 import Foundation
+import LookoutWire
 
 /// One source's value for one path.
 public struct SKSourcedValue: Sendable, Hashable {
     /// The value (any JSON; `null` means "source alive, no data").
-    public var value: SKValue
+    public var value: JSONValue
     /// The `$source` reference (`N2000-01.115`, `ttyUSB0.GP`), or `nil` when the update had no source.
     public var sourceRef: String?
     /// The inline source object, when the update carried one (full models give only `pgn`/`sentence`).
@@ -12,7 +13,7 @@ public struct SKSourcedValue: Sendable, Hashable {
     public var timestamp: Date?
 
     /// Creates a sourced value.
-    public init(value: SKValue, sourceRef: String? = nil, source: SKSource? = nil, timestamp: Date? = nil) {
+    public init(value: JSONValue, sourceRef: String? = nil, source: SKSource? = nil, timestamp: Date? = nil) {
         self.value = value; self.sourceRef = sourceRef; self.source = source; self.timestamp = timestamp
     }
 }
@@ -33,7 +34,7 @@ public struct SKLeaf: Sendable, Hashable {
     /// The key into ``bySource`` of the most recently applied value.
     public internal(set) var latestSourceKey: String?
     /// The meta object for this path (`units`, `description`, `zones`, …), if known.
-    public internal(set) var meta: SKValue?
+    public internal(set) var meta: JSONValue?
 
     /// Creates an empty leaf.
     public init(context: String, path: String) { self.context = context; self.path = path }
@@ -43,7 +44,7 @@ public struct SKLeaf: Sendable, Hashable {
     /// The preferred (most recently applied) sourced value, or `nil` when only meta is known.
     public var current: SKSourcedValue? { latestSourceKey.flatMap { bySource[$0] } }
     /// The preferred value.
-    public var value: SKValue? { current?.value }
+    public var value: JSONValue? { current?.value }
     /// The preferred value's timestamp.
     public var timestamp: Date? { current?.timestamp }
     /// The preferred value's `$source` reference.
@@ -59,7 +60,7 @@ public struct SKChange: Sendable, Hashable {
     /// The path relative to the context (after empty-path root merges, the merged member's path).
     public var path: String
     /// The new value (`null` when cleared); for meta changes, the meta object.
-    public var value: SKValue
+    public var value: JSONValue
     /// The source reference of the update, if any.
     public var sourceRef: String?
     /// The update timestamp, if any.
@@ -98,7 +99,7 @@ public struct SKDataModel: Sendable {
     /// All leaves keyed by absolute path.
     public private(set) var leaves: [String: SKLeaf] = [:]
     /// The `sources` tree from the last full model applied, if any.
-    public private(set) var sources: SKValue?
+    public private(set) var sources: JSONValue?
     /// The last hello applied, if any.
     public private(set) var hello: SKHello?
 
@@ -169,7 +170,7 @@ public struct SKDataModel: Sendable {
         return changes
     }
 
-    private mutating func mergeRoot(_ members: [String: SKValue], prefix: String, context: String, ref: String?,
+    private mutating func mergeRoot(_ members: [String: JSONValue], prefix: String, context: String, ref: String?,
                                     update: SKUpdate, isSelf: Bool, changes: inout [SKChange]) {
         for (k, v) in members.sorted(by: { $0.key < $1.key }) {
             let path = prefix.isEmpty ? k : prefix + "." + k
@@ -182,7 +183,7 @@ public struct SKDataModel: Sendable {
         }
     }
 
-    private mutating func setValue(_ value: SKValue, context: String, path: String, ref: String?, source: SKSource?,
+    private mutating func setValue(_ value: JSONValue, context: String, path: String, ref: String?, source: SKSource?,
                                    timestamp: Date?, isSelf: Bool, changes: inout [SKChange]) {
         let key = path.isEmpty ? context : context + "." + path
         let sourceKey = ref ?? ""
@@ -219,7 +220,7 @@ public struct SKDataModel: Sendable {
     /// static members without a `value` wrapper (`name`, `mmsi`) as source-less values, `meta`, and
     /// the `sources` tree. Throws for a non-object root or a malformed timestamp.
     @discardableResult
-    public mutating func applyFullModel(_ json: SKValue) throws -> [SKChange] {
+    public mutating func applyFullModel(_ json: JSONValue) throws -> [SKChange] {
         guard case .object(let root) = json else {
             throw SignalKDecodingError.wrongType(field: "full model", expected: "object", found: json.typeName)
         }
@@ -252,7 +253,7 @@ public struct SKDataModel: Sendable {
         try applyFullModel(SKJSON.parse(bytes))
     }
 
-    private mutating func walk(_ node: [String: SKValue], context: String, prefix: String, isSelf: Bool,
+    private mutating func walk(_ node: [String: JSONValue], context: String, prefix: String, isSelf: Bool,
                                changes: inout [SKChange]) throws {
         let loc = { prefix.isEmpty ? context : context + "." + prefix }
         if !prefix.isEmpty, let value = node["value"] {
@@ -273,10 +274,10 @@ public struct SKDataModel: Sendable {
         }
     }
 
-    private mutating func storeFullLeaf(_ node: [String: SKValue], value: SKValue, context: String, path: String,
+    private mutating func storeFullLeaf(_ node: [String: JSONValue], value: JSONValue, context: String, path: String,
                                         isSelf: Bool, changes: inout [SKChange]) throws {
         let loc = context + "." + path
-        func sourced(_ o: [String: SKValue], value: SKValue, ref: String?, at field: String) throws -> SKSourcedValue {
+        func sourced(_ o: [String: JSONValue], value: JSONValue, ref: String?, at field: String) throws -> SKSourcedValue {
             var ts: Date?
             if let t = try Fields.optString(o, "timestamp", at: field + ".timestamp") {
                 guard let d = SKTimestamp.parse(t) else {
@@ -334,13 +335,13 @@ public struct SKDataModel: Sendable {
     }
 
     /// The preferred value for an absolute or self-relative path.
-    public func value(_ path: String) -> SKValue? { leaf(path)?.value }
+    public func value(_ path: String) -> JSONValue? { leaf(path)?.value }
 
     /// The value a given source reported for a path.
-    public func value(_ path: String, source sourceRef: String) -> SKValue? { leaf(path)?.bySource[sourceRef]?.value }
+    public func value(_ path: String, source sourceRef: String) -> JSONValue? { leaf(path)?.bySource[sourceRef]?.value }
 
     /// The meta object for an absolute or self-relative path.
-    public func meta(_ path: String) -> SKValue? { leaf(path)?.meta }
+    public func meta(_ path: String) -> JSONValue? { leaf(path)?.meta }
 
     /// All contexts that have at least one leaf.
     public var contexts: Set<String> { Set(leaves.values.map(\.context)) }
@@ -392,7 +393,7 @@ public actor SignalKStore {
 
     /// Applies a full model (see ``SKDataModel/applyFullModel(_:)``).
     @discardableResult
-    public func applyFullModel(_ json: SKValue) throws -> [SKChange] { try model.applyFullModel(json) }
+    public func applyFullModel(_ json: JSONValue) throws -> [SKChange] { try model.applyFullModel(json) }
 
     /// Sets self (see ``SKDataModel/setSelf(_:)``).
     public func setSelf(_ selfValue: String) { model.setSelf(selfValue) }
@@ -401,7 +402,7 @@ public actor SignalKStore {
     public var selfContext: String? { model.selfContext }
 
     /// The preferred value for an absolute or self-relative path.
-    public func value(_ path: String) -> SKValue? { model.value(path) }
+    public func value(_ path: String) -> JSONValue? { model.value(path) }
 
     /// The leaf for an absolute or self-relative path.
     public func leaf(_ path: String) -> SKLeaf? { model.leaf(path) }

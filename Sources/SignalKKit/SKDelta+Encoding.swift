@@ -1,13 +1,14 @@
 import Foundation
+import LookoutWire
 
 extension SKSource {
     /// The source object as sent on the wire (members that are set, plus ``extra``).
-    public var jsonValue: SKValue {
+    public var jsonValue: JSONValue {
         var o = extra
         if let label { o["label"] = .string(label) }
         if let type { o["type"] = .string(type) }
         if let src { o["src"] = .string(src) }
-        if let pgn { o["pgn"] = .int(pgn) }
+        if let pgn { o["pgn"] = .int(Int64(pgn)) }
         if let canName { o["canName"] = .string(canName) }
         if let instance { o["instance"] = .string(instance) }
         if let sentence { o["sentence"] = .string(sentence) }
@@ -19,8 +20,8 @@ extension SKSource {
 extension SKUpdate {
     /// The update as sent on the wire: `source`/`$source`, `timestamp` (RFC 3339 with milliseconds),
     /// `values` and `meta` when not empty.
-    public var jsonValue: SKValue {
-        var o: [String: SKValue] = [:]
+    public var jsonValue: JSONValue {
+        var o: [String: JSONValue] = [:]
         if let source { o["source"] = source.jsonValue }
         if let dollarSource { o["$source"] = .string(dollarSource) }
         if let timestamp { o["timestamp"] = .string(SKTimestamp.format(timestamp)) }
@@ -32,8 +33,8 @@ extension SKUpdate {
 
 extension SKDelta {
     /// The delta as a client sends it (`{context?, updates}`); ``SKDelta/parse(_:)-(String)`` reads it back.
-    public var jsonValue: SKValue {
-        var o: [String: SKValue] = ["updates": .array(updates.map(\.jsonValue))]
+    public var jsonValue: JSONValue {
+        var o: [String: JSONValue] = ["updates": .array(updates.map(\.jsonValue))]
         if let context { o["context"] = .string(context) }
         return .object(o)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The `GET /signalk` discovery document, reduced to what a client needs (contract §1.2):
 /// the `endpoints.v1` URLs, resolved against the URL the document was fetched from (servers may send
@@ -19,7 +20,7 @@ public struct SKEndpoints: Sendable, Hashable {
 
     /// Decodes the document. `baseURL` is the URL it was fetched from (`http://host:3000/signalk`).
     /// Throws ``SignalKDecodingError/missingField(field:)`` for `endpoints.v1` when there is no v1 group.
-    public init(json: SKValue, baseURL: URL) throws {
+    public init(json: JSONValue, baseURL: URL) throws {
         guard case .object = json else {
             throw SignalKDecodingError.wrongType(field: "discovery document", expected: "object", found: json.typeName)
         }

@@ -1,11 +1,13 @@
 import Foundation
+import LookoutWire
 
 // A single-pass decoder for stream frames. It decodes the delta envelope (updates, values, meta)
 // straight from the bytes without building intermediate dictionaries, and falls back to the generic
-// ``SKValue`` tree plus ``SKServerMessage/classify(_:)`` for every other shape. Its results equal
-// `classify(SKJSON.parse(bytes))` (the tests check this on every fixture).
+// ``JSONValue`` tree plus ``SKServerMessage/classify(_:)`` for every other shape. Its results equal
+// `classify(SKJSON.parse(bytes))` (the tests check this on every fixture). It walks the bytes with
+// LookoutWire's `JSONParser` as a cursor.
 
-extension SKJSON.Parser {
+extension JSONParser {
     struct RawKey {
         var start: Int
         var end: Int
@@ -13,15 +15,15 @@ extension SKJSON.Parser {
     }
 
     mutating func parseRawKey() throws -> RawKey {
-        guard i < buf.count, buf[i] == UInt8(ascii: "\"") else {
-            throw fail(i < buf.count ? "unexpected \(describe(buf[i])), expected a string key" : "unexpected end of input in object")
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+            throw error(position < bytes.count ? "unexpected \(JSONParser.describe(bytes[position])), expected a string key" : "unexpected end of input in object")
         }
-        var j = i + 1
-        while j < buf.count {
-            let c = buf[j]
+        var j = position + 1
+        while j < bytes.count {
+            let c = bytes[j]
             if c == UInt8(ascii: "\"") {
-                let k = RawKey(start: i + 1, end: j, decoded: nil)
-                i = j + 1
+                let k = RawKey(start: position + 1, end: j, decoded: nil)
+                position = j + 1
                 return k
             }
             if c == UInt8(ascii: "\\") || c < 0x20 || c >= 0x80 { break }
@@ -35,77 +37,75 @@ extension SKJSON.Parser {
         let n = name.utf8CodeUnitCount
         guard k.end - k.start == n else { return false }
         let p = name.utf8Start
-        for x in 0..<n where buf[k.start + x] != p[x] { return false }
+        for x in 0..<n where bytes[k.start + x] != p[x] { return false }
         return true
     }
 
     func keyString(_ k: RawKey) -> String {
-        k.decoded ?? String(decoding: UnsafeBufferPointer(rebasing: buf[k.start..<k.end]), as: UTF8.self)
+        k.decoded ?? String(decoding: UnsafeBufferPointer(rebasing: bytes[k.start..<k.end]), as: UTF8.self)
     }
 
-    /// Iterates the members of the object at `i` (which must be `{`).
-    mutating func members(_ body: (inout Self, RawKey) throws -> Void) throws {
-        try enter()
-        i += 1
-        skipWS()
-        if i < buf.count && buf[i] == UInt8(ascii: "}") {
-            i += 1; depth -= 1
+    /// Iterates the members of the object at `position` (which must be `{`).
+    mutating func forEachMember(_ body: (inout Self, RawKey) throws -> Void) throws {
+        try enterContainer()
+        skipWhitespace()
+        if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
+            position += 1; leaveContainer()
             return
         }
         while true {
-            skipWS()
+            skipWhitespace()
             let key = try parseRawKey()
-            skipWS()
-            guard i < buf.count, buf[i] == UInt8(ascii: ":") else {
-                throw fail(i < buf.count ? "expected ':' after object key" : "unexpected end of input in object")
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+                throw error(position < bytes.count ? "expected ':' after object key" : "unexpected end of input in object")
             }
-            i += 1
-            skipWS()
+            position += 1
+            skipWhitespace()
             try body(&self, key)
-            skipWS()
-            guard i < buf.count else { throw fail("unexpected end of input in object") }
-            if buf[i] == UInt8(ascii: ",") { i += 1; continue }
-            if buf[i] == UInt8(ascii: "}") { i += 1; break }
-            throw fail("unexpected \(describe(buf[i])), expected ',' or '}'")
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input in object") }
+            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
+            if bytes[position] == UInt8(ascii: "}") { position += 1; break }
+            throw error("unexpected \(JSONParser.describe(bytes[position])), expected ',' or '}'")
         }
-        depth -= 1
+        leaveContainer()
     }
 
-    /// Iterates the elements of the array at `i` (which must be `[`).
-    mutating func elements(_ body: (inout Self, Int) throws -> Void) throws {
-        try enter()
-        i += 1
-        skipWS()
-        if i < buf.count && buf[i] == UInt8(ascii: "]") {
-            i += 1; depth -= 1
+    /// Iterates the elements of the array at `position` (which must be `[`).
+    mutating func forEachElement(_ body: (inout Self, Int) throws -> Void) throws {
+        try enterContainer()
+        skipWhitespace()
+        if position < bytes.count && bytes[position] == UInt8(ascii: "]") {
+            position += 1; leaveContainer()
             return
         }
         var n = 0
         while true {
-            skipWS()
-            guard i < buf.count else { throw fail("unexpected end of input in array") }
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input in array") }
             try body(&self, n)
             n += 1
-            skipWS()
-            guard i < buf.count else { throw fail("unexpected end of input in array") }
-            if buf[i] == UInt8(ascii: ",") { i += 1; continue }
-            if buf[i] == UInt8(ascii: "]") { i += 1; break }
-            throw fail("unexpected \(describe(buf[i])), expected ',' or ']'")
+            skipWhitespace()
+            guard position < bytes.count else { throw error("unexpected end of input in array") }
+            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
+            if bytes[position] == UInt8(ascii: "]") { position += 1; break }
+            throw error("unexpected \(JSONParser.describe(bytes[position])), expected ',' or ']'")
         }
-        depth -= 1
+        leaveContainer()
     }
 
-    var atObject: Bool { i < buf.count && buf[i] == UInt8(ascii: "{") }
-    var atArray: Bool { i < buf.count && buf[i] == UInt8(ascii: "[") }
+    var atObject: Bool { position < bytes.count && bytes[position] == UInt8(ascii: "{") }
+    var atArray: Bool { position < bytes.count && bytes[position] == UInt8(ascii: "[") }
 
     mutating func parseMessage() throws -> SKServerMessage {
-        skipWS()
+        skipWhitespace()
         guard atObject else { return try SKServerMessage.classify(parseDocument()) }
-        var others: [String: SKValue] = [:]
-        var context: SKValue?
+        var others: [String: JSONValue] = [:]
+        var context: JSONValue?
         var updates: [SKUpdate]?
-        var badUpdates: SKValue?
-        try members { p, key in
+        var badUpdates: JSONValue?
+        try forEachMember { p, key in
             if p.keyIs(key, "updates") {
                 if p.atArray {
                     updates = try p.parseUpdates()
@@ -120,8 +120,8 @@ extension SKJSON.Parser {
                 others[p.keyString(key)] = try p.parseValue()
             }
         }
-        skipWS()
-        if i < buf.count { throw fail("unexpected data after the JSON value") }
+        skipWhitespace()
+        if position < bytes.count { throw error("unexpected data after the JSON value") }
         if let bad = badUpdates {
             throw SignalKDecodingError.wrongType(field: "updates", expected: "array", found: bad.typeName)
         }
@@ -140,7 +140,7 @@ extension SKJSON.Parser {
 
     mutating func parseUpdates() throws -> [SKUpdate] {
         var out: [SKUpdate] = []
-        try elements { p, n in
+        try forEachElement { p, n in
             guard p.atObject else {
                 let v = try p.parseValue()
                 throw SignalKDecodingError.wrongType(field: "updates[\(n)]", expected: "object", found: v.typeName)
@@ -152,7 +152,7 @@ extension SKJSON.Parser {
 
     struct Entry {
         var path: String?
-        var value: SKValue?
+        var value: JSONValue?
     }
 
     mutating func parseUpdate(_ n: Int) throws -> SKUpdate {
@@ -161,7 +161,7 @@ extension SKJSON.Parser {
         var values: [Entry] = []
         var metas: [Entry] = []
         func loc() -> String { "updates[\(n)]" }
-        try members { p, key in
+        try forEachMember { p, key in
             if p.keyIs(key, "values") || p.keyIs(key, "meta") {
                 let isValues = p.keyIs(key, "values")
                 let field = loc() + (isValues ? ".values" : ".meta")
@@ -170,13 +170,13 @@ extension SKJSON.Parser {
                     throw SignalKDecodingError.wrongType(field: field, expected: "array", found: v.typeName)
                 }
                 var entries: [Entry] = []
-                try p.elements { p, k in
+                try p.forEachElement { p, k in
                     guard p.atObject else {
                         let v = try p.parseValue()
                         throw SignalKDecodingError.wrongType(field: field + "[\(k)]", expected: "object", found: v.typeName)
                     }
                     var e = Entry()
-                    try p.members { p, key in
+                    try p.forEachMember { p, key in
                         if p.keyIs(key, "path") {
                             switch try p.parseValue() {
                             case .string(let s): e.path = s
@@ -195,7 +195,7 @@ extension SKJSON.Parser {
             } else if p.keyIs(key, "source") {
                 if p.atObject {
                     var source = SKSource()
-                    try p.members { p, key in
+                    try p.forEachMember { p, key in
                         let name = p.keyString(key)
                         let v = try p.parseValue()
                         if try !source.set(name, v, at: loc() + ".source") { source.extra[name] = v }
@@ -258,7 +258,7 @@ extension SKServerMessage {
     /// again by the generic path, whose answer (value or error) is final; refusals are rare, so the
     /// fast path stays fast.
     static func parseFast(_ bytes: UnsafeRawBufferPointer) throws -> SKServerMessage {
-        var p = SKJSON.Parser(bytes.bindMemory(to: UInt8.self))
+        var p = JSONParser(bytes: bytes.bindMemory(to: UInt8.self), options: SKJSON.options)
         do {
             return try p.parseMessage()
         } catch {

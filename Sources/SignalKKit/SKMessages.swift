@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Helpers for Signal K contexts (`vessels.urn:mrn:imo:mmsi:230099999`, `aton.…`, `vessels.self`).
 public enum SKContext {
@@ -38,12 +39,12 @@ public struct SKSource: Sendable, Hashable {
     /// NMEA 0183 talker id, e.g. `GP`.
     public var talker: String?
     /// Members not modelled above (e.g. `deviceInstance`, `manufacturerCode`), as received.
-    public var extra: [String: SKValue]
+    public var extra: [String: JSONValue]
 
     /// Creates a source from its fields.
     public init(label: String? = nil, type: String? = nil, src: String? = nil, pgn: Int? = nil,
                 canName: String? = nil, instance: String? = nil, sentence: String? = nil,
-                talker: String? = nil, extra: [String: SKValue] = [:]) {
+                talker: String? = nil, extra: [String: JSONValue] = [:]) {
         self.label = label; self.type = type; self.src = src; self.pgn = pgn; self.canName = canName
         self.instance = instance; self.sentence = sentence; self.talker = talker; self.extra = extra
     }
@@ -66,9 +67,9 @@ public struct SKPathValue: Sendable, Hashable {
     /// The path relative to the delta's context; `""` means "merge `value` (an object) at the context root".
     public var path: String
     /// The value; may be any JSON type, including `null`.
-    public var value: SKValue
+    public var value: JSONValue
     /// Creates an entry.
-    public init(path: String, value: SKValue) { self.path = path; self.value = value }
+    public init(path: String, value: JSONValue) { self.path = path; self.value = value }
 }
 
 /// One `{path, value}` entry of an update's `meta`: the full meta object for that path.
@@ -76,9 +77,9 @@ public struct SKMetaEntry: Sendable, Hashable {
     /// The path the meta describes, relative to the context.
     public var path: String
     /// The meta object (`units`, `description`, `displayName`, `zones`, …).
-    public var value: SKValue
+    public var value: JSONValue
     /// Creates an entry.
-    public init(path: String, value: SKValue) { self.path = path; self.value = value }
+    public init(path: String, value: JSONValue) { self.path = path; self.value = value }
 }
 
 /// One element of a delta's `updates`. `source`, `$source` and `timestamp` apply to all its values and meta.
@@ -144,14 +145,14 @@ public struct SKDelta: Sendable, Hashable {
     public static func parse(_ data: Data) throws -> SKDelta { try data.withUnsafeBytes { try parse($0) } }
 
     /// Builds a delta from an already parsed JSON value, checking every field.
-    public init(json: SKValue) throws {
+    public init(json: JSONValue) throws {
         guard case .object(let o) = json else {
             throw SignalKDecodingError.wrongType(field: "delta", expected: "object", found: json.typeName)
         }
         try self.init(object: o)
     }
 
-    init(object o: [String: SKValue]) throws {
+    init(object o: [String: JSONValue]) throws {
         context = try Fields.optString(o, "context", at: "context")
         guard let updatesValue = o["updates"] else { throw SignalKDecodingError.missingField(field: "updates") }
         guard case .array(let arr) = updatesValue else {
@@ -165,7 +166,7 @@ public struct SKDelta: Sendable, Hashable {
         self.updates = updates
     }
 
-    static func decodeUpdate(_ v: SKValue, at loc: @autoclosure () -> String) throws -> SKUpdate {
+    static func decodeUpdate(_ v: JSONValue, at loc: @autoclosure () -> String) throws -> SKUpdate {
         guard case .object(let u) = v else {
             throw SignalKDecodingError.wrongType(field: loc(), expected: "object", found: v.typeName)
         }
@@ -229,7 +230,7 @@ extension SKSource {
     static let modelledKeys: Set<String> = ["label", "type", "src", "pgn", "canName", "instance", "sentence", "talker"]
 
     /// Sets a modelled field from a JSON value, or returns `false` for a key that is not modelled.
-    mutating func set(_ key: String, _ v: SKValue, at loc: @autoclosure () -> String) throws -> Bool {
+    mutating func set(_ key: String, _ v: JSONValue, at loc: @autoclosure () -> String) throws -> Bool {
         func str() throws -> String? {
             switch v {
             case .null: return nil
@@ -262,7 +263,7 @@ extension SKSource {
         return true
     }
     /// Builds a source from a JSON object; `src`, `instance` and `pgn` accept strings or numbers.
-    init(object o: [String: SKValue], at loc: @autoclosure () -> String) throws {
+    init(object o: [String: JSONValue], at loc: @autoclosure () -> String) throws {
         self.init()
         for (k, v) in o where try !set(k, v, at: loc()) { extra[k] = v }
     }
@@ -297,12 +298,12 @@ public struct SKHello: Sendable, Hashable {
 
     /// Whether the shape is a hello per the contract: an object with `roles`, plus `version` or `self`,
     /// and without `updates` or `requestId`.
-    public static func looksLikeHello(_ o: [String: SKValue]) -> Bool {
+    public static func looksLikeHello(_ o: [String: JSONValue]) -> Bool {
         o["updates"] == nil && o["requestId"] == nil && o["roles"] != nil && (o["version"] != nil || o["self"] != nil)
     }
 
     /// Builds a hello from a JSON value, checking field types; unknown fields are ignored.
-    public init(json: SKValue) throws {
+    public init(json: JSONValue) throws {
         guard case .object(let o) = json else {
             throw SignalKDecodingError.wrongType(field: "hello", expected: "object", found: json.typeName)
         }
@@ -344,7 +345,7 @@ public struct SKRequestReply: Sendable, Hashable {
     /// Where to poll the request (`/signalk/v1/requests/<id>`), if sent.
     public var href: String?
     /// The whole reply object (for `accessRequest`, `login`, `put`, …).
-    public var raw: [String: SKValue]
+    public var raw: [String: JSONValue]
 
     /// `true` when the request finished (`COMPLETED` or `FAILED`).
     public var isFinished: Bool { state == "COMPLETED" || state == "FAILED" }
@@ -360,7 +361,7 @@ public struct SKForwardedPut: Sendable, Hashable {
     /// The context of the PUT, if sent.
     public var context: String?
     /// The `put` member as sent (an array of `{path, value}` from signalk-server, or an object).
-    public var put: SKValue
+    public var put: JSONValue
 }
 
 /// Every kind of frame a Signal K server may send on the stream socket (contract §3.4).
@@ -378,9 +379,9 @@ public enum SKServerMessage: Sendable, Hashable {
     /// An object with `errorMessage`; the server usually closes afterwards.
     case error(String)
     /// A server event: `{type, data}` (with `serverevents=all`) or `{event, data}` (with `events=`).
-    case event(name: String, data: SKValue)
+    case event(name: String, data: JSONValue)
     /// Valid JSON of a shape this client does not know; kept so it can be logged.
-    case unknown(SKValue)
+    case unknown(JSONValue)
 
     /// Parses and classifies one text frame. Throws ``SignalKDecodingError`` for invalid JSON
     /// and for a recognised message (hello, delta, reply) whose fields are malformed; unknown
@@ -405,7 +406,7 @@ public enum SKServerMessage: Sendable, Hashable {
     public static func parse(_ bytes: [UInt8]) throws -> SKServerMessage { try bytes.withUnsafeBytes { try parseFast($0) } }
 
     /// Classifies an already parsed JSON value.
-    public static func classify(_ json: SKValue) throws -> SKServerMessage {
+    public static func classify(_ json: JSONValue) throws -> SKServerMessage {
         switch json {
         case .string(let s): return .warning(s)
         case .object(let o):
@@ -444,7 +445,7 @@ public enum SKServerMessage: Sendable, Hashable {
 }
 
 enum Fields {
-    static func optString(_ o: [String: SKValue], _ key: String, at loc: @autoclosure () -> String) throws -> String? {
+    static func optString(_ o: [String: JSONValue], _ key: String, at loc: @autoclosure () -> String) throws -> String? {
         switch o[key] {
         case nil, .null?: return nil
         case .string(let s)?: return s
@@ -452,7 +453,7 @@ enum Fields {
         }
     }
 
-    static func optTimestamp(_ o: [String: SKValue], _ key: String) throws -> Date? {
+    static func optTimestamp(_ o: [String: JSONValue], _ key: String) throws -> Date? {
         guard let s = try optString(o, key, at: key) else { return nil }
         guard let d = SKTimestamp.parse(s) else { throw SignalKDecodingError.invalidTimestamp(field: key, value: s) }
         return d

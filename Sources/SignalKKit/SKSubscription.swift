@@ -1,5 +1,7 @@
 /// The subscription policies signalk-server implements. (`ideal` is deliberately absent: the server
 /// ignores it with a warning and behaves as `instant`.)
+import LookoutWire
+
 public enum SKSubscriptionPolicy: String, Sendable, Hashable, Codable {
     /// Send each change, no faster than `minPeriod`.
     case instant
@@ -63,7 +65,7 @@ public struct SKSubscription: Sendable, Hashable, Encodable {
 
     func writeJSON(into out: inout String) {
         out += "{\"path\":"
-        SKValue.writeString(path, into: &out)
+        JSONWriter.writeString(path, into: &out)
         if let f = format { out += ",\"format\":\"\(f.rawValue)\"" }
         if let p = policy { out += ",\"policy\":\"\(p.rawValue)\"" }
         if let p = periodMilliseconds { out += ",\"period\":\(p)" }
@@ -114,7 +116,7 @@ public struct SKSubscribeMessage: Sendable, Hashable, Encodable {
         var out = "{"
         if let context {
             out += "\"context\":"
-            SKValue.writeString(context, into: &out)
+            JSONWriter.writeString(context, into: &out)
             out += ","
         }
         out += "\"subscribe\":["

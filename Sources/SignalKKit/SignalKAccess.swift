@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The permission asked for in an access request.
 public enum SignalKPermission: String, Sendable, Hashable {
@@ -48,8 +49,8 @@ public struct SignalKAccess: Sendable {
     }
 
     /// The body of an access request: `{"clientId":…, "description":…, "permissions"?:…}`.
-    public static func requestBody(clientId: String, description: String, permissions: SignalKPermission?) -> SKValue {
-        var o: [String: SKValue] = ["clientId": .string(clientId), "description": .string(description)]
+    public static func requestBody(clientId: String, description: String, permissions: SignalKPermission?) -> JSONValue {
+        var o: [String: JSONValue] = ["clientId": .string(clientId), "description": .string(description)]
         if let permissions { o["permissions"] = .string(permissions.rawValue) }
         return .object(o)
     }
@@ -100,7 +101,7 @@ public struct SignalKAccess: Sendable {
 
     /// Interprets a reply: COMPLETED with `accessRequest.permission` APPROVED (stores the token) or
     /// DENIED (stores the flag); `nil` while PENDING.
-    func apply(_ j: SKValue) async throws -> SignalKAccessState? {
+    func apply(_ j: JSONValue) async throws -> SignalKAccessState? {
         guard j["state"]?.stringValue == "COMPLETED" || j["state"]?.stringValue == "FAILED" else { return nil }
         let ar = j["accessRequest"]
         switch ar?["permission"]?.stringValue {
@@ -152,7 +153,7 @@ public struct SignalKAccess: Sendable {
     }
 
     /// The body of a login: `{"username":…, "password":…, "rememberMe":false}`.
-    public static func loginBody(username: String, password: String) -> SKValue {
+    public static func loginBody(username: String, password: String) -> JSONValue {
         ["username": .string(username), "password": .string(password), "rememberMe": false]
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The outcome of a finished request/response exchange (PUT), as the server's reply states it.
 public struct SKRequestResult: Sendable, Equatable {
@@ -14,7 +15,7 @@ public struct SKRequestResult: Sendable, Equatable {
     public var href: String?
 }
 
-/// Signal K REST client (contract §4): GET of any path as ``SKValue``, and PUT with the action reply
+/// Signal K REST client (contract §4): GET of any path as ``JSONValue``, and PUT with the action reply
 /// and `href` polling. Sends the token as `Authorization: Bearer <token>` (never as a cookie or query,
 /// which REST does not accept).
 public struct SignalKREST: Sendable {
@@ -100,12 +101,12 @@ public struct SignalKREST: Sendable {
 
     /// GETs a path (see ``apiPath(for:)``) and returns the JSON. Throws ``SignalKClientError``
     /// (`.http(status: 404, …)` for unknown paths, `.unauthorized` for 401/403).
-    public func get(_ path: String) async throws -> SKValue {
+    public func get(_ path: String) async throws -> JSONValue {
         try await get(url: url(forAPIPath: Self.apiPath(for: path)))
     }
 
     /// GETs `path` (dotted, relative to `context`, e.g. `vessels.https://boat.example`).
-    public func get(path: String, context: String) async throws -> SKValue {
+    public func get(path: String, context: String) async throws -> JSONValue {
         let (group, id) = SKContext.split(context) ?? (context, "")
         var p = group + "/" + (id.isEmpty ? "" : id.replacingOccurrences(of: "/", with: "%2F"))
         if !path.isEmpty { p += "/" + path.replacingOccurrences(of: ".", with: "/") }
@@ -113,7 +114,7 @@ public struct SignalKREST: Sendable {
     }
 
     /// GETs an absolute URL, or a server-relative one such as `/signalk/v1/requests/<id>`.
-    public func get(url: URL) async throws -> SKValue {
+    public func get(url: URL) async throws -> JSONValue {
         let req = SKHTTPRequest(method: "GET", url: url, headers: await headers(json: false))
         let r = try await transport.send(req, timeout: requestTimeout)
         guard (200..<300).contains(r.status) else { throw SKHTTP.error(r, req) }
@@ -131,12 +132,12 @@ public struct SignalKREST: Sendable {
     /// rejected, 502/504 = device failed), ``SignalKClientError/unauthorized(status:message:)`` for a
     /// 401 without a reply, or ``SignalKClientError/timeout(_:)``.
     @discardableResult
-    public func put(_ path: String, value: SKValue, source: String? = nil, context: String = SKContext.selfAlias,
+    public func put(_ path: String, value: JSONValue, source: String? = nil, context: String = SKContext.selfAlias,
                     timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1)) async throws -> SKRequestResult
     {
         let (group, id) = SKContext.split(context) ?? (context, "self")
         let apiPath = group + "/" + id + "/" + path.replacingOccurrences(of: ".", with: "/")
-        var body: [String: SKValue] = ["value": value]
+        var body: [String: JSONValue] = ["value": value]
         if let source { body["source"] = .string(source) }
         let req = SKHTTPRequest(method: "PUT", url: url(forAPIPath: apiPath), headers: await headers(json: true),
                                 body: SKHTTP.jsonBody(.object(body)))

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import LookoutWire
 
 /// One HTTP request as SignalKKit sends it (no cookies are ever attached).
 public struct SKHTTPRequest: Sendable, Equatable {
@@ -134,7 +135,7 @@ enum SKHTTP {
     static let realSleep: SignalKSleep = { try await Task.sleep(for: $0) }
 
     /// Parses a body as JSON, or `nil` when it is not JSON.
-    static func json(_ body: Data) -> SKValue? {
+    static func json(_ body: Data) -> JSONValue? {
         guard !body.isEmpty else { return nil }
         return try? SKJSON.parse(body)
     }
@@ -154,5 +155,5 @@ enum SKHTTP {
         return .http(status: r.status, method: req.method, path: req.url.path, message: message(r.body))
     }
 
-    static func jsonBody(_ v: SKValue) -> Data { Data(v.jsonString.utf8) }
+    static func jsonBody(_ v: JSONValue) -> Data { Data(v.jsonString.utf8) }
 }

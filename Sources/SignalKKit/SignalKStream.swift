@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import WSClient
+import LookoutWire
 
 /// The `subscribe` query parameter of the stream URL (contract §3.1).
 public enum SignalKSubscribeMode: String, Sendable, Hashable {
@@ -164,7 +165,7 @@ public actor SignalKStream {
     private var consumers: [Int: AsyncStream<SignalKStreamEvent>.Continuation] = [:]
     private var nextConsumer = 0
     /// The last value seen per context, path and source, with the server generation it came from.
-    private var seen: [String: (time: Date, value: SKValue, generation: Int)] = [:]
+    private var seen: [String: (time: Date, value: JSONValue, generation: Int)] = [:]
     /// Counts servers (a new `serverStartId` is a new server run).
     private var serverGeneration = 0
 

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import LookoutSim
 import XCTest
 
@@ -36,7 +37,7 @@ final class SimulatorChecksTests: XCTestCase {
             GarminHTTPRequest(
                 method: "POST", url: login, headers: [("Content-Type", "application/json"), ("Cookie", await jar.header() ?? "")],
                 body: Data(body.utf8)), 10)
-        return try XCTUnwrap(GarminJSON.parse(r.body)["serviceTicketId"]?.stringValue)
+        return try XCTUnwrap(JSONValue.parse(r.body)["serviceTicketId"]?.stringValue)
     }
 
     func testSignaturesTicketsLoginURLAndAudience() async throws {

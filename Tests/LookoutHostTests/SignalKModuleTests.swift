@@ -5,6 +5,7 @@ import Lua
 import XCTest
 
 @testable import LookoutHost
+import LookoutWire
 
 /// A Signal K simulator for the whole test process, never stopped (stopping Hummingbird while a
 /// connection arrives can trap in NIO). It never ticks by itself: tests publish every value they

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import LookoutSim
 import XCTest
+import LookoutWire
 
 /// The simulated receiving Loop app (spec §5.1 "Loop side", §5.2): OTP validation, duplicate and
 /// expiry handling, and what it uploads as treatments. Simulators are left running (never

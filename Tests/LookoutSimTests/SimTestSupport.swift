@@ -4,6 +4,7 @@ import LookoutSim
 import NIOCore
 import NIOHTTP1
 import XCTest
+import LookoutWire
 
 /// A response as the tests see it.
 struct HTTPResult {

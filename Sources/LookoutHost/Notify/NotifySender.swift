@@ -3,6 +3,7 @@ import Logging
 import Lua
 import NightscoutKit
 import SignalKKit
+import LookoutWire
 
 /// What one delivery attempt did.
 enum NotifyOutcome: Sendable, Equatable {
@@ -161,9 +162,9 @@ struct NotifySender: Sendable {
                                service: "notify")
         }
         let state = message.state ?? (["urgent": "alarm", "warning": "warn"][message.severity] ?? "alert")
-        let method: [SKValue] = message.severity == "info" || state == "normal" ? [.string("visual")] : [.string("visual"), .string("sound")]
+        let method: [JSONValue] = message.severity == "info" || state == "normal" ? [.string("visual")] : [.string("visual"), .string("sound")]
         let leaf = (message.alertID ?? "message").replacingOccurrences(of: ".", with: "_")
-        let value = SKValue.object(["state": .string(state), "method": .array(method), "message": .string(message.line)])
+        let value = JSONValue.object(["state": .string(state), "method": .array(method), "message": .string(message.line)])
         return SKDelta(updates: [SKUpdate(dollarSource: "lookout", timestamp: Date(timeIntervalSince1970: Double(message.time) / 1000),
                                           values: [SKPathValue(path: base + "." + leaf, value: value)])])
     }

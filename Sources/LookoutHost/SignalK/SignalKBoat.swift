@@ -3,6 +3,7 @@ import Foundation
 import Lua
 import LuaShim
 import SignalKKit
+import LookoutWire
 
 /// The object behind a script's boat (`local boat <close> = signalk.connect "boat"`): a started
 /// `SignalKStream` with its store, a REST client for reads the store cannot answer and for PUT,
@@ -86,7 +87,7 @@ final class SignalKLuaBoat: LuaObject {
         "put": { call in
             let boat = try boat(call)
             let path = try call.string(1)
-            let value: SKValue
+            let value: JSONValue
             do { value = try SignalKLuaValues.skValue(try call.value(2)) } catch let e as LuaConversionError {
                 throw call.argumentError(2, e.description)
             }

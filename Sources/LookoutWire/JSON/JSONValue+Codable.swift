@@ -1,25 +1,16 @@
-/// A JSON value with exact 64-bit integers, used to carry fields a model does not know
-/// (`extra`) and free-form sub-documents (device status payloads, loop settings).
-public enum JSONValue: Sendable, Hashable, Codable {
-    /// JSON `null`.
-    case null
-    /// `true` / `false`.
-    case bool(Bool)
-    /// An integral number that fits in `Int64`, kept exactly.
-    case int(Int64)
-    /// Any other number.
-    case double(Double)
-    /// A string.
-    case string(String)
-    /// An array.
-    case array([JSONValue])
-    /// An object.
-    case object([String: JSONValue])
+/// A `Decoder` that holds a whole ``JSONValue`` tree, so `JSONValue.init(from:)` can take the
+/// tree as it is instead of probing containers (a Kit's tree decoder conforms).
+public protocol JSONValueTreeDecoder: Decoder {
+    /// The value being decoded.
+    var jsonValue: JSONValue { get }
+}
 
-    /// Decodes any JSON value; integral numbers become `.int` (exact), others `.double`.
+extension JSONValue: Codable {
+    /// Decodes any JSON value; integral numbers that fit `Int64` become ``int(_:)`` (exact),
+    /// others ``double(_:)``. Prefer ``JSONParser`` for raw bytes: it is much faster.
     public init(from decoder: any Decoder) throws {
-        if let d = decoder as? JSONValueDecoder {
-            self = d.value
+        if let tree = decoder as? any JSONValueTreeDecoder {
+            self = tree.jsonValue
             return
         }
         if var unkeyed = try? decoder.unkeyedContainer() {
@@ -45,7 +36,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    /// Encodes the value back to JSON.
+    /// Encodes the value as the corresponding JSON value.
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .null:
@@ -66,36 +57,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
             for (key, value) in object { try c.encode(value, forKey: AnyCodingKey(key)) }
         }
     }
-
-    /// The value as a number (`.int` or `.double`, or a numeric string), else `nil`.
-    public var doubleValue: Double? {
-        switch self {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
-        case .string(let s): return Double(s.trimmingCharacters(in: .whitespaces))
-        default: return nil
-        }
-    }
-
-    /// The value as a string when it is `.string`, else `nil`.
-    public var stringValue: String? {
-        if case .string(let s) = self { return s }
-        return nil
-    }
-
-    /// The value as an object when it is `.object`, else `nil`.
-    public var objectValue: [String: JSONValue]? {
-        if case .object(let o) = self { return o }
-        return nil
-    }
-
-    /// Member lookup for objects (`nil` for other values or a missing key).
-    public subscript(key: String) -> JSONValue? {
-        objectValue?[key]
-    }
 }
-
-import Foundation
 
 /// A coding key for arbitrary string keys.
 public struct AnyCodingKey: CodingKey, Hashable, Sendable {

@@ -1,0 +1,11 @@
+// LookoutWire: what every service client and the simulators share on the wire, knowing no Lua
+// and no service.
+//
+// - JSON: ``JSONValue`` (one value type), ``JSONParser`` (one strict byte parser, also a cursor
+//   for single-pass decoders), ``JSONWriter`` (one writer; string escaping in one place).
+
+/// The version of the wire module's contracts (bumped when a public behaviour changes).
+public enum LookoutWire {
+    /// `1`: the first shared wire module (issue 15).
+    public static let version = 1
+}
