@@ -58,7 +58,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             resources: [.embedInCode("Stubs")]),
-        // What the Kits and the simulator share on the wire: one JSON value, parser and writer
+        // What the Kits and the simulator share on the wire: one JSON value, parser and writer, dates
         // (knows no Lua and no service).
         .target(
             name: "LookoutWire",

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import LookoutWire
 
 /// One HTTP request as GarminKit sends it.
 public struct GarminHTTPRequest: Sendable {
@@ -54,14 +55,7 @@ public struct GarminHTTPResponse: Sendable {
 
     /// `Retry-After` relative to `now`.
     public func retryAfter(now: Date) -> TimeInterval? {
-        guard let v = header("Retry-After")?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
-        if let s = Double(v) { return s >= 0 ? s : nil }
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "GMT")
-        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = f.date(from: v) else { return nil }
-        return max(0, date.timeIntervalSince(now))
+        header("Retry-After").flatMap { HTTPDate.retryAfter($0, now: now) }
     }
 }
 

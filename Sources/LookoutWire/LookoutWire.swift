@@ -3,6 +3,8 @@
 //
 // - JSON: ``JSONValue`` (one value type), ``JSONParser`` (one strict byte parser, also a cursor
 //   for single-pass decoders), ``JSONWriter`` (one writer; string escaping in one place).
+// - Dates: ``ISO8601`` (one ISO-8601 / RFC 3339 reader and writer, with per-service ``ISO8601/Rules``),
+//   ``HTTPDate`` (RFC 1123 dates, `Retry-After`), ``CivilCalendar``.
 
 /// The version of the wire module's contracts (bumped when a public behaviour changes).
 public enum LookoutWire {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import NightscoutKit
+import LookoutWire
 
 /// Records requests and answers from a fixed function (no network).
 final class RecordingTransport: @unchecked Sendable {

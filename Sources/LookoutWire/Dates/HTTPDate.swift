@@ -1,25 +1,22 @@
 import Foundation
 
-/// RFC 1123 / RFC 2822 dates, as in `Last-Modified`, `If-Modified-Since` and
-/// `If-Unmodified-Since` (second precision, spec §0) and accepted by v3 date parsing.
+/// RFC 1123 / RFC 2822 dates, as in `Date`, `Last-Modified`, `If-Modified-Since` and
+/// `If-Unmodified-Since` (second precision).
 public enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// Formats `epochMilliseconds` as `Wed, 17 Oct 2018 05:13:00 GMT` (milliseconds dropped).
     public static func format(epochMilliseconds ms: Int64) -> String {
-        var seconds = Int(ms / 1000)
-        if ms < 0, ms % 1000 != 0 { seconds -= 1 }
-        var dayNumber = seconds / 86_400
-        var rem = seconds % 86_400
-        if rem < 0 { rem += 86_400; dayNumber -= 1 }
-        let (y, m, d) = NightscoutDate.civilFromDays(dayNumber)
+        let (dayNumber, msOfDay) = CivilCalendar.split(epochMilliseconds: ms)
+        let rem = msOfDay / 1000
+        let (y, m, d) = CivilCalendar.date(days: dayNumber)
         let weekday = ((dayNumber % 7) + 11) % 7 // 1970-01-01 was a Thursday
         func p2(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(days[weekday]), \(p2(d)) \(months[m - 1]) \(y) \(p2(rem / 3600)):\(p2(rem / 60 % 60)):\(p2(rem % 60)) GMT"
+        return "\(days[weekday]), \(p2(d)) \(months[m - 1]) \(ISO8601.pad(y, 4)) \(p2(rem / 3600)):\(p2(rem / 60 % 60)):\(p2(rem % 60)) GMT"
     }
 
-    /// Formats a `Date` (see `format(epochMilliseconds:)`).
+    /// Formats a `Date` (see ``format(epochMilliseconds:)``).
     public static func format(_ date: Date) -> String {
         format(epochMilliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
     }
@@ -44,7 +41,18 @@ public enum HTTPDate {
                   let hh = Int(String(zone.dropFirst().prefix(2))), let mm = Int(String(zone.suffix(2))) else { return nil }
             offset = (u[0] == UInt8(ascii: "-") ? -1 : 1) * (hh * 60 + mm)
         }
-        let days = NightscoutDate.daysFromCivil(y, mi + 1, d)
+        let days = CivilCalendar.days(year: y, month: mi + 1, day: d)
         return (Int64(days) * 86_400 + Int64(h * 3600 + m * 60 + s) - Int64(offset * 60)) * 1000
+    }
+}
+
+extension HTTPDate {
+    /// A `Retry-After` value in seconds from `now`: delta-seconds, or an HTTP date (at least 0);
+    /// `nil` when it is neither.
+    public static func retryAfter(_ text: String, now: Date = Date()) -> TimeInterval? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed), seconds.isFinite { return seconds >= 0 ? seconds : nil }
+        guard let ms = parse(trimmed) else { return nil }
+        return max(0, Double(ms) / 1000 - now.timeIntervalSince1970)
     }
 }
