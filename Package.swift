@@ -58,7 +58,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             resources: [.embedInCode("Stubs")]),
-        // What the Kits and the simulator share on the wire: one JSON value, parser and writer, dates
+        // What the Kits and the simulator share on the wire: one JSON value, parser and writer, dates,
+        // the HTTP transport (timeouts, redaction, origin pinning, retry policy)
         // (knows no Lua and no service).
         .target(
             name: "LookoutWire",

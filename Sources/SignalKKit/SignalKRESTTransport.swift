@@ -1,6 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 import LookoutWire
 
 /// One HTTP request as SignalKKit sends it (no cookies are ever attached).
@@ -57,73 +55,33 @@ public protocol SignalKHTTPTransport: Sendable {
     func send(_ request: SKHTTPRequest, timeout: Duration) async throws -> SKHTTPResponse
 }
 
-/// The production transport: async-http-client. Cookies are not stored or sent, so a stale
-/// `JAUTHENTICATION` cookie can never override the Bearer token. Redirects are followed only within
-/// the server's origin (scheme, host, port; at most 5): a redirect elsewhere fails without a request
-/// there, so the token never leaves the configured server.
+/// The production transport: LookoutWire's ``WireHTTPClient`` (async-http-client). Cookies are not
+/// stored or sent, so a stale `JAUTHENTICATION` cookie can never override the Bearer token.
+/// Redirects are followed only within the server's origin (scheme, host, port; at most 5): a
+/// redirect elsewhere fails without a request there, so the token never leaves the configured server.
 public struct SignalKAsyncHTTPTransport: SignalKHTTPTransport {
-    /// The process's client that follows no redirect itself. Never shut down.
-    public static let noRedirectClient: HTTPClient = {
-        var configuration = HTTPClient.Configuration.singletonConfiguration
-        configuration.redirectConfiguration = .disallow
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
-
-    /// The HTTP client used (it must not follow redirects itself).
-    public let client: HTTPClient
+    /// The HTTP transport used.
+    public let client: WireHTTPClient
     /// The largest body accepted.
     public let maxBodySize: Int
 
-    /// Creates a transport over `client` (default: ``noRedirectClient``).
-    public init(client: HTTPClient = noRedirectClient, maxBodySize: Int = 32 << 20) {
+    /// Creates a transport over `client` (default: the process's).
+    public init(client: WireHTTPClient = .shared, maxBodySize: Int = 32 << 20) {
         self.client = client; self.maxBodySize = maxBodySize
     }
 
-    /// Sends the request with async-http-client, following same-origin redirects.
+    /// Sends the request, following same-origin redirects.
     public func send(_ request: SKHTTPRequest, timeout: Duration) async throws -> SKHTTPResponse {
-        var current = request
-        for _ in 0...5 {
-            let response = try await once(current, timeout: timeout)
-            guard [301, 302, 303, 307, 308].contains(response.status),
-                  let location = response.headers.first(where: { $0.name.lowercased() == "location" })?.value,
-                  let target = URL(string: location, relativeTo: current.url)?.absoluteURL else { return response }
-            guard Self.origin(target) == Self.origin(current.url) else {
-                throw SignalKClientError.transport("\(request.method) \(request.url.path): the server redirects to another origin "
-                    + "(\(Self.origin(target))); the token goes only to the configured server, so the redirect was not followed")
-            }
-            current.url = target
-            if response.status == 303 || (response.status == 301 || response.status == 302) && current.method == "POST" {
-                current.method = "GET"
-                current.body = nil
-            }
-        }
-        throw SignalKClientError.transport("\(request.method) \(request.url.path): more than 5 redirects")
-    }
-
-    /// `scheme://host:port`, lower case, with the default port filled in.
-    static func origin(_ url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? ""
-        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
-    }
-
-    private func once(_ request: SKHTTPRequest, timeout: Duration) async throws -> SKHTTPResponse {
-        var r = HTTPClientRequest(url: request.url.absoluteString)
-        r.method = .init(rawValue: request.method)
-        for h in request.headers { r.headers.add(name: h.name, value: h.value) }
-        if let body = request.body { r.body = .bytes(ByteBuffer(bytes: body)) }
+        let wire = WireHTTPRequest(method: request.method, url: request.url,
+                                   headers: request.headers.map { ($0.name, $0.value) }, body: request.body)
         let ms = Int64(SKSubscription.milliseconds(timeout))
         do {
-            let resp = try await client.execute(r, timeout: .milliseconds(max(1, ms)))
-            let buf = try await resp.body.collect(upTo: maxBodySize)
-            return SKHTTPResponse(
-                status: Int(resp.status.code),
-                headers: resp.headers.map { SKHTTPHeader($0.name, $0.value) },
-                body: Data(buf.readableBytesView))
-        } catch let e as SignalKClientError {
-            throw e
-        } catch {
-            throw SignalKClientError.transport(String(describing: error))
+            let r = try await client.send(wire, timeout: .milliseconds(max(1, ms)), maximumBodyBytes: maxBodySize, redirects: .sameOrigin)
+            return SKHTTPResponse(status: r.status, headers: r.headers.map { SKHTTPHeader($0.name, $0.value) }, body: r.body)
+        } catch let e as WireHTTPError {
+            guard case .crossOriginRedirect(let target) = e.kind else { throw SignalKClientError.transport(e.description) }
+            throw SignalKClientError.transport("\(e.method) \(e.path): the server redirects to another origin "
+                + "(\(target)); the token goes only to the configured server, so the redirect was not followed")
         }
     }
 }

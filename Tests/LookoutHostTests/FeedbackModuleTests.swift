@@ -7,6 +7,7 @@ import NorthlightKit
 import XCTest
 
 @testable import LookoutHost
+import LookoutWire
 
 /// One Northlight simulator for the test process: growth is limited to 2 requests a minute, free
 /// to the seed's 5 items.

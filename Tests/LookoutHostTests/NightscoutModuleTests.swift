@@ -6,6 +6,7 @@ import Lua
 import XCTest
 
 @testable import LookoutHost
+import LookoutWire
 
 /// One Nightscout simulator for the whole test process (stopping a server while a connection
 /// arrives can trap in NIO), with an admin and a read-only subject. Tests keep their data apart

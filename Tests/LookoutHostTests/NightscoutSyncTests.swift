@@ -6,6 +6,7 @@ import NightscoutKit
 import XCTest
 
 @testable import LookoutHost
+import LookoutWire
 
 /// `home:sync`, `home:full_sync` and `home:mirror` against the shared simulator, with the mirror
 /// in the state database.

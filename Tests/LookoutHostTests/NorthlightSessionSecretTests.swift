@@ -7,6 +7,7 @@ import NorthlightKit
 import XCTest
 
 @testable import LookoutHost
+import LookoutWire
 
 /// Records every log message with its metadata.
 final class RecordingLogHandler: LogHandler, @unchecked Sendable {

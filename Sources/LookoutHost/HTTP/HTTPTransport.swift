@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NightscoutKit
+import LookoutWire
 
 /// Sends prepared requests with AsyncHTTPClient.
 ///
@@ -95,7 +96,7 @@ enum HTTPTransport {
             next.body = nil
             next.headers.removeAll { ["content-length", "content-type"].contains($0.name.lowercased()) }
         }
-        if !NightscoutTransport.sameOrigin(base, target) {
+        if !HTTPOrigin.same(base, target) {
             next.headers.removeAll { ["origin", "cookie", "authorization", "proxy-authorization"].contains($0.name.lowercased()) }
         }
         return next

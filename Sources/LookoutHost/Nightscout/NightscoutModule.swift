@@ -1,6 +1,7 @@
 import Foundation
 import Lua
 import NightscoutKit
+import LookoutWire
 
 /// `nightscout`: clients for Nightscout sites, and the glucose helpers of seed 001.
 ///

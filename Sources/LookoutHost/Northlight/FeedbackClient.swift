@@ -2,6 +2,7 @@ import Foundation
 import Lua
 import NightscoutKit
 import NorthlightKit
+import LookoutWire
 
 /// The object behind `feedback.client "app"`: a profile's `NorthlightClient`.
 final class FeedbackClient: LuaObject {

@@ -3,6 +3,7 @@ import Foundation
 import Lua
 import NightscoutKit
 import NorthlightKit
+import LookoutWire
 
 /// `feedback`: Northlight feedback for scripts: submit feedback and bug reports, vote, read the
 /// public board and roadmap.

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The durable upload queue of one site: every upload is stored before it is sent, sent with a
 /// client-made identifier (so re-sending is idempotent), retried with backoff while the failure
