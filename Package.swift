@@ -47,16 +47,17 @@ let package = Package(
             dependencies: ["LuaShim", "CLua", .product(name: "Logging", package: "swift-log")],
             resources: [.embedInCode("Prelude"), .embedInCode("Stubs")]),
         // config.toml, profiles, secrets, durations and sizes, paths (knows no service).
-        .target(name: "LookoutConfig", dependencies: ["Lua"]),
+        .target(name: "LookoutConfig", dependencies: ["Lua", "LookoutWire"]),
         // The state database (SQLite through GRDB): outbox (generic), notify queue, audit, mirror,
         // alert acknowledgements, the per-script key-value store.
         .target(
             name: "LookoutStore",
-            dependencies: ["LookoutConfig", "Lua", "NightscoutKit", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["LookoutConfig", "LookoutWire", "Lua", "NightscoutKit", .product(name: "GRDB", package: "GRDB.swift")]),
         // The Lua modules scripts see besides the core ones: one folder per module (binding + stub).
         .target(
             name: "LookoutModules",
             dependencies: [
+                "LookoutWire",
                 "Lua", "LookoutConfig", "LookoutStore", "NightscoutKit", "SignalKKit", "GarminKit", "NorthlightKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -71,7 +72,7 @@ let package = Package(
         .target(
             name: "LookoutAutomation",
             dependencies: [
-                "Lua", "LookoutConfig", "LookoutStore", "LookoutModules", "NightscoutKit", "SignalKKit", "GarminKit",
+                "Lua", "LookoutWire", "LookoutConfig", "LookoutStore", "LookoutModules", "NightscoutKit", "SignalKKit", "GarminKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -82,10 +83,22 @@ let package = Package(
         .target(
             name: "LookoutScenarios",
             dependencies: ["Lua", "LookoutConfig", "LookoutModules", "LookoutAutomation"]),
+        // What the Kits and the simulator share on the wire: one JSON value, parser and writer, dates,
+        // the HTTP transport (timeouts, redaction, origin pinning, retry policy)
+        // (knows no Lua and no service).
+        .target(
+            name: "LookoutWire",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         // Nightscout client: auth, typed models, API v1 and v3 (knows nothing of Lua).
         .target(
             name: "NightscoutKit",
             dependencies: [
+                "LookoutWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -95,6 +108,7 @@ let package = Package(
         .target(
             name: "SignalKKit",
             dependencies: [
+                "LookoutWire",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -105,6 +119,7 @@ let package = Package(
         .target(
             name: "GarminKit",
             dependencies: [
+                "LookoutWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -114,14 +129,16 @@ let package = Package(
         .target(
             name: "NorthlightKit",
             dependencies: [
+                "LookoutWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
-        // Spec-faithful local servers (Nightscout first). Shares no model code with any Kit.
+        // Spec-faithful local servers (Nightscout first). Shares no model code with any Kit (only LookoutWire).
         .target(
             name: "LookoutSim",
             dependencies: [
+                "LookoutWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -131,6 +148,7 @@ let package = Package(
         .executableTarget(
             name: "lookout",
             dependencies: [
+                "LookoutWire",
                 "LookoutAutomation", "LookoutScenarios", "LookoutModules", "LookoutStore", "LookoutConfig",
                 "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
                 "GarminKit",
@@ -141,6 +159,7 @@ let package = Package(
         .executableTarget(
             name: "lookout-bench",
             dependencies: [
+                "LookoutWire",
                 "LookoutAutomation", "LookoutModules", "LookoutConfig", "Lua", "NightscoutKit", "SignalKKit", "LookoutSim",
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -148,7 +167,7 @@ let package = Package(
         .target(
             name: "LookoutTestSupport",
             dependencies: [
-                "Lua", "LookoutSim", .product(name: "Hummingbird", package: "hummingbird"),
+                "Lua", "LookoutSim", "LookoutWire", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/LookoutTestSupport"),
@@ -160,6 +179,7 @@ let package = Package(
         .testTarget(
             name: "LookoutModulesTests",
             dependencies: [
+                "LookoutWire",
                 "LookoutModules", "LookoutAutomation", "LookoutStore", "LookoutConfig", "Lua", "LookoutTestSupport",
                 "NightscoutKit", "SignalKKit", "GarminKit", "NorthlightKit", "LookoutSim",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -169,27 +189,29 @@ let package = Package(
         .testTarget(
             name: "LookoutAutomationTests",
             dependencies: [
-                "LookoutAutomation", "LookoutModules", "LookoutStore", "LookoutConfig", "Lua", "LookoutTestSupport",
+                "LookoutWire", "LookoutAutomation", "LookoutModules", "LookoutStore", "LookoutConfig", "Lua", "LookoutTestSupport",
                 "NightscoutKit", "SignalKKit", "LookoutSim",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .testTarget(name: "LookoutScenariosTests", dependencies: ["LookoutScenarios", "LookoutModules", "Lua", "LookoutTestSupport"]),
-        .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutWire", "LookoutSim", "LookoutTestSupport"]),
         .testTarget(
             name: "LookoutSimTests",
             dependencies: [
+                "LookoutWire",
                 "LookoutSim", "LookoutTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
-        .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "NightscoutKitTests", dependencies: ["NightscoutKit", "LookoutWire", "LookoutSim", "LookoutTestSupport"]),
         .testTarget(
             name: "GarminKitTests",
-            dependencies: ["GarminKit", "LookoutSim", "LookoutTestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutSim", "LookoutTestSupport"]),
-        .testTarget(name: "NorthlightKitTests", dependencies: ["NorthlightKit", "LookoutSim", "LookoutTestSupport"]),
+            dependencies: ["GarminKit", "LookoutWire", "LookoutSim", "LookoutTestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SignalKKitTests", dependencies: ["SignalKKit", "LookoutWire", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "LookoutWireTests", dependencies: ["LookoutWire"]),
+        .testTarget(name: "NorthlightKitTests", dependencies: ["NorthlightKit", "LookoutWire", "LookoutSim", "LookoutTestSupport"]),
     ]
 )

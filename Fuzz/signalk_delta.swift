@@ -1,13 +1,15 @@
-// Fuzz/signalk_delta.swift — libFuzzer harness for Signal K frame decoding (SignalKKit: SKJSON,
-// the single-pass delta decoder SKFastDelta, SKServerMessage.classify, SKDataModel).
+// Fuzz/signalk_delta.swift — libFuzzer harness for Signal K frame decoding (SignalKKit: SignalKJSON over
+// LookoutWire's JSONParser,
+// the single-pass delta decoder SignalKFastDelta, SignalKServerMessage.classify, SignalKDataModel).
 //
 // Built with the Kit's sources by Fuzz/run (swiftc -sanitize=fuzzer,address). Checks, per input:
 //   - decoding never traps; every failure is a SignalKDecodingError;
-//   - the fast decoder (SKServerMessage.parse) and the generic one (classify(SKJSON.parse(_:)))
+//   - the fast decoder (SignalKServerMessage.parse) and the generic one (classify(SignalKJSON.parse(_:)))
 //     agree: the same message, or both fail;
-//   - a decoded delta applies to an SKDataModel without trapping;
+//   - a decoded delta applies to an SignalKDataModel without trapping;
 //   - a number on its own decodes exactly: .int when it has no fraction or exponent and fits
-//     Int, else .double with the bits of Double(text) (correctly rounded, ±inf beyond range).
+//     Int64, else .double with the bits of Double(text) (correctly rounded); beyond Double's
+//     range it is an error.
 
 /// The input as one JSON number token (RFC 8259 grammar), or nil.
 private func numberToken(_ b: UnsafeBufferPointer<UInt8>) -> String? {
@@ -41,8 +43,8 @@ private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
 public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
     let raw = UnsafeRawBufferPointer(bytes)
-    let fast = Result { try SKServerMessage.parse(raw) }
-    let generic = Result { try SKServerMessage.classify(SKJSON.parse(raw)) }
+    let fast = Result { try SignalKServerMessage.parse(raw) }
+    let generic = Result { try SignalKServerMessage.classify(SignalKJSON.parse(raw)) }
     switch (fast, generic) {
     case (.success(let a), .success(let b)):
         check(a == b, "fast and generic decoders differ: \(a) vs \(b)")
@@ -52,14 +54,18 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         check(false, "fast and generic decoders disagree: \(fast) vs \(generic)")
     }
     if case .success(.delta(let delta)) = fast {
-        var model = SKDataModel()
+        var model = SignalKDataModel()
         _ = model.apply(delta)
     }
     if let text = numberToken(bytes) {
-        let value = try? SKJSON.parse(raw)
+        let value = try? SignalKJSON.parse(raw)
         let integral = !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
-        if integral, let i = Int(text) {
-            check(value == .int(i), "\(text.prefix(80)) decoded as \(String(describing: value))")
+        if integral, let i = Int64(text) {
+            guard case .int(let got)? = value, got == i else {
+                fatalError("FUZZ CHECK FAILED: \(text.prefix(80)) decoded as \(String(describing: value))")
+            }
+        } else if let d = Double(text), !d.isFinite {
+            check(value == nil, "\(text.prefix(80)) is beyond Double's range but decoded as \(String(describing: value))")
         } else {
             let d = Double(text)!
             guard case .double(let got)? = value else { fatalError("FUZZ CHECK FAILED: \(text.prefix(80)) decoded as \(String(describing: value))") }

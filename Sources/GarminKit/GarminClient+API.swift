@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 extension GarminClient {
     /// Sends a Connect API request (`{connectapi}{path}`) with the bearer token, refreshing first
@@ -52,27 +53,27 @@ extension GarminClient {
 
     /// A Connect API call returning parsed JSON; nil for 204 or an empty body.
     public func connectAPI(
-        _ path: String, method: String = "GET", query: [(String, String)] = [], jsonBody: GarminJSON? = nil
-    ) async throws -> GarminJSON? {
+        _ path: String, method: String = "GET", query: [(String, String)] = [], jsonBody: JSONValue? = nil
+    ) async throws -> JSONValue? {
         let response = try await request(method, path, query: query, jsonBody: jsonBody?.jsonData)
         if response.status == 204 || response.body.isEmpty { return nil }
-        return try GarminJSON.parse(response.body)
+        return try GarminResponseJSON.parse(response.body)
     }
 
     /// GET with JSON result.
-    public func get(_ path: String, query: [(String, String)] = []) async throws -> GarminJSON? {
+    public func get(_ path: String, query: [(String, String)] = []) async throws -> JSONValue? {
         try await connectAPI(path, query: query)
     }
     /// POST with a JSON body (never retried).
-    public func post(_ path: String, query: [(String, String)] = [], json: GarminJSON? = nil) async throws -> GarminJSON? {
+    public func post(_ path: String, query: [(String, String)] = [], json: JSONValue? = nil) async throws -> JSONValue? {
         try await connectAPI(path, method: "POST", query: query, jsonBody: json)
     }
     /// PUT with a JSON body.
-    public func put(_ path: String, query: [(String, String)] = [], json: GarminJSON? = nil) async throws -> GarminJSON? {
+    public func put(_ path: String, query: [(String, String)] = [], json: JSONValue? = nil) async throws -> JSONValue? {
         try await connectAPI(path, method: "PUT", query: query, jsonBody: json)
     }
     /// DELETE.
-    public func delete(_ path: String, query: [(String, String)] = []) async throws -> GarminJSON? {
+    public func delete(_ path: String, query: [(String, String)] = []) async throws -> JSONValue? {
         try await connectAPI(path, method: "DELETE", query: query)
     }
 
@@ -89,7 +90,7 @@ extension GarminClient {
     }
 
     /// The raw JSON of a typed endpoint (nil: no data).
-    public func json(_ endpoint: GarminEndpoint) async throws -> GarminJSON? {
+    public func json(_ endpoint: GarminEndpoint) async throws -> JSONValue? {
         let v = try await connectAPI(endpoint.path, query: endpoint.queryItems)
         return v == .null ? nil : v
     }

@@ -77,7 +77,7 @@ struct GarminOAuth: Sendable {
             GarminHTTPRequest(method: "POST", url: url, headers: headers, body: body), configuration.timeout)
         if response.status == 401 { throw GarminError.oauth1Invalid }
         try GarminHTTPCheck.ok(response, url: url)
-        let token = try OAuth2Token.fromExchange(try GarminJSON.parse(response.body), now: now())
+        let token = try OAuth2Token.fromExchange(try GarminResponseJSON.parse(response.body), now: now())
         logger.debug("garmin: OAuth2 token exchanged", metadata: ["expires_at": "\(token.expiresAt)", "login": "\(audience)"])
         return token
     }

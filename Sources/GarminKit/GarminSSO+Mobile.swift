@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 extension GarminSSO {
     /// `LP`: clientId, locale, service (built from the domain).
@@ -16,7 +17,7 @@ extension GarminSSO {
         try GarminHTTPCheck.ok(page, url: signIn)
 
         let loginURL = GarminURL.make(configuration.sso, "/mobile/api/login", mobileLoginQuery)
-        let body: GarminJSON = .object([
+        let body: JSONValue = .object([
             "username": .string(email), "password": .string(password), "rememberMe": .bool(false), "captchaToken": .string(""),
         ])
         let response = try await send(
@@ -25,7 +26,7 @@ extension GarminSSO {
                 body: body.jsonData), jar: jar)
         if response.status == 401 { throw GarminError.invalidCredentials }
         try GarminHTTPCheck.ok(response, url: loginURL)
-        let json = try GarminJSON.parse(response.body)
+        let json = try GarminResponseJSON.parse(response.body)
         let type = json["responseStatus"]?["type"]?.stringValue ?? ""
         switch type {
         case "SUCCESSFUL":
@@ -51,7 +52,7 @@ extension GarminSSO {
         let code = code.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !code.isEmpty else { throw GarminError.mfaRequired }
         let url = GarminURL.make(configuration.sso, "/mobile/api/mfa/verifyCode", mobileLoginQuery)
-        let body: GarminJSON = .object([
+        let body: JSONValue = .object([
             "mfaMethod": .string(state.method), "mfaVerificationCode": .string(code), "rememberMyBrowser": .bool(false),
             "reconsentList": .array([]), "mfaSetup": .bool(false),
         ])
@@ -60,7 +61,7 @@ extension GarminSSO {
             jar: state.cookies)
         if [400, 401, 403].contains(response.status) { throw GarminError.mfaCodeInvalid }
         try GarminHTTPCheck.ok(response, url: url)
-        let json = try GarminJSON.parse(response.body)
+        let json = try GarminResponseJSON.parse(response.body)
         let type = json["responseStatus"]?["type"]?.stringValue ?? ""
         if type == "MFA_CODE_INVALID" { throw GarminError.mfaCodeInvalid }
         guard type == "SUCCESSFUL" else {

@@ -1,6 +1,6 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
+import LookoutWire
+import LookoutWire
 
 /// One HTTP request as GarminKit sends it.
 public struct GarminHTTPRequest: Sendable {
@@ -54,14 +54,7 @@ public struct GarminHTTPResponse: Sendable {
 
     /// `Retry-After` relative to `now`.
     public func retryAfter(now: Date) -> TimeInterval? {
-        guard let v = header("Retry-After")?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
-        if let s = Double(v) { return s >= 0 ? s : nil }
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "GMT")
-        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = f.date(from: v) else { return nil }
-        return max(0, date.timeIntervalSince(now))
+        header("Retry-After").flatMap { HTTPDate.retryAfter($0, now: now) }
     }
 }
 
@@ -77,47 +70,21 @@ public struct GarminTransport: Sendable {
     /// Wraps a send function.
     public init(send: @escaping Send) { self.send = send }
 
-    /// The process-wide client: redirects are not followed (the SSO flows follow them themselves,
-    /// keeping cookies). It lives as long as the process, so it is never shut down.
-    static let sharedClient = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(redirectConfiguration: .disallow))
-
-    /// A transport over AsyncHTTPClient reading at most `maximumBodyBytes` of each body.
+    /// A transport over LookoutWire's ``WireHTTPClient`` reading at most `maximumBodyBytes` of each
+    /// body. Redirects are not followed (the SSO flows follow them themselves, keeping cookies).
     /// Failures become ``GarminError/transport(_:)`` naming the failure and the URL path only.
-    public static func asyncHTTPClient(maximumBodyBytes: Int = 16 * 1024 * 1024) -> GarminTransport {
+    public static func asyncHTTPClient(_ client: WireHTTPClient = .shared, maximumBodyBytes: Int = 16 * 1024 * 1024) -> GarminTransport {
         GarminTransport { request, timeout in
-            var req = HTTPClientRequest(url: request.url.absoluteString)
-            req.method = .init(rawValue: request.method)
-            for (n, v) in request.headers { req.headers.add(name: n, value: v) }
-            if let body = request.body { req.body = .bytes(ByteBuffer(bytes: body)) }
-            let what = "\(request.method) \(request.url.path)"
-            let response: HTTPClientResponse
+            let wire = WireHTTPRequest(method: request.method, url: request.url,
+                                       headers: request.headers.map { ($0.0, $0.1) }, body: request.body)
             do {
-                response = try await sharedClient.execute(req, timeout: .milliseconds(Int64((timeout * 1000).rounded())))
-            } catch {
-                throw GarminError.transport("\(what): \(describe(error))")
+                let response = try await client.send(wire, timeout: .milliseconds(Int64((timeout * 1000).rounded())),
+                                                     maximumBodyBytes: maximumBodyBytes, redirects: .none)
+                return GarminHTTPResponse(status: response.status, headers: response.headers.map { ($0.name, $0.value) },
+                                          body: response.body)
+            } catch let error as WireHTTPError {
+                throw GarminError.transport(error.description)
             }
-            let buffer: ByteBuffer
-            do {
-                buffer = try await response.body.collect(upTo: maximumBodyBytes)
-            } catch is NIOTooManyBytesError {
-                throw GarminError.transport("\(what): response body exceeds \(maximumBodyBytes) bytes")
-            } catch {
-                throw GarminError.transport("\(what): \(describe(error))")
-            }
-            return GarminHTTPResponse(
-                status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
-                body: Data(buffer.readableBytesView))
         }
-    }
-
-    /// A short, credential-free name for a transport error.
-    static func describe(_ error: any Error) -> String {
-        if let e = error as? HTTPClientError {
-            if e == .deadlineExceeded || e == .readTimeout || e == .connectTimeout { return "timed out" }
-            if e == .remoteConnectionClosed { return "connection closed by server" }
-            return "HTTP client error (\(String(describing: e).prefix(80)))"
-        }
-        return String(describing: type(of: error)) + " (" + String(String(describing: error).prefix(80)) + ")"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The short-lived OAuth2 token from the exchange (garth `OAuth2Token`; spec §8, §10). All
 /// fields are required; expiry times are integer Unix seconds.
@@ -64,13 +65,13 @@ public struct OAuth2Token: Sendable, Equatable, Codable, CustomStringConvertible
     }
 
     /// Builds a token from an exchange response, computing the expiry times from `now` (§8).
-    static func fromExchange(_ json: GarminJSON, now: Date) throws -> OAuth2Token {
+    static func fromExchange(_ json: JSONValue, now: Date) throws -> OAuth2Token {
         func str(_ k: String) throws -> String {
             guard let s = json[k]?.stringValue else { throw GarminError.decoding("exchange response: \(k) missing or not a string") }
             return s
         }
         func int(_ k: String) throws -> Int {
-            guard let i = json[k]?.intValue else { throw GarminError.decoding("exchange response: \(k) missing or not an integer") }
+            guard let i = json[k]?.int64Value else { throw GarminError.decoding("exchange response: \(k) missing or not an integer") }
             return Int(i)
         }
         let expiresIn = try int("expires_in"), refreshIn = try int("refresh_token_expires_in")

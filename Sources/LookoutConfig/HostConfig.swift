@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import Lua
 
 /// The host configuration (`config.toml`): resource limits, log level, service profiles and
@@ -261,7 +262,7 @@ public struct HostConfig: Sendable {
 
     static func redactingURLCredentials(_ value: TOMLValue) -> TOMLValue {
         switch value {
-        case .string(let text): return .string(Redaction.urlText(text))
+        case .string(let text): return .string(Redaction.displayText(text))
         case .table(let table): return .table(redactingURLCredentials(table))
         case .array(let elements): return .array(elements.map(redactingURLCredentials))
         default: return value

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import GRDB
 import LookoutConfig
 import Lua

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The fields every Nightscout document may carry (spec §4.1): the v1 `_id`, the v3 common
 /// fields and the two time fields.

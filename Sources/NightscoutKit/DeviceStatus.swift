@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The `uploader` sub-object of a device status: the phone or transmitter that uploads.
 public struct UploaderStatus: Sendable, Equatable, Codable {

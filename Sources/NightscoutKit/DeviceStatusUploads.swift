@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 extension DeviceStatus {
     /// The uploader battery status xDrip4iOS posts (seed 001): `uploader.name = "transmitter"`
@@ -10,7 +11,7 @@ extension DeviceStatus {
                                        date: Date? = nil) -> DeviceStatus {
         var uploader = UploaderStatus(name: name, battery: Double(battery))
         if let key = transmitterKey, let value = transmitterValue, key != "battery" {
-            if key == "batteryVoltage", let v = value.doubleValue {
+            if key == "batteryVoltage", let v = value.lenientDoubleValue {
                 uploader.batteryVoltage = v
             } else {
                 uploader.extra[key] = value

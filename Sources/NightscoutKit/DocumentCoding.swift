@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Reads a JSON object field by field, remembering which keys were consumed so the rest can be
 /// kept in a model's `extra` dictionary. Numbers are read leniently (numeric strings accepted),
@@ -101,7 +102,7 @@ struct DocumentReader {
     mutating func double(_ name: String) throws -> Double? {
         guard let r = raw(name), r != .null else { return nil }
         if case .string(let s) = r, s.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
-        guard let d = r.doubleValue, d.isFinite else { return nil }
+        guard let d = r.lenientDoubleValue, d.isFinite else { return nil }
         markUsed(name)
         return d
     }
@@ -109,7 +110,7 @@ struct DocumentReader {
     /// Decodes an integer, accepting numeric strings; non-integral values are left in `extra`.
     mutating func int(_ name: String) throws -> Int? {
         guard let r = raw(name), r != .null else { return nil }
-        guard let d = r.doubleValue, d.isFinite, d == d.rounded(), abs(d) < 9e15 else { return nil }
+        guard let d = r.lenientDoubleValue, d.isFinite, d == d.rounded(), abs(d) < 9e15 else { return nil }
         markUsed(name)
         return Int(d)
     }

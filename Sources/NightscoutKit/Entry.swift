@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The `type` of an entry (`sgv`, `mbg`, `cal`, or any other string, kept as-is).
 public struct EntryType: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {

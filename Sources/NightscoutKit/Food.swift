@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A `food` document (spec §4.6): a food or a quick pick.
 @dynamicMemberLookup

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A minimal HTTP response as seen by NightscoutKit's injectable transport functions.
 public struct NightscoutHTTPResponse: Sendable, Equatable {
@@ -35,9 +36,6 @@ public struct NightscoutHTTPResponse: Sendable, Equatable {
     /// `Retry-After` in seconds: delta-seconds or an HTTP date (relative to now); `nil` if absent
     /// or unreadable.
     public var retryAfter: TimeInterval? {
-        guard let text = header("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = Double(text), seconds >= 0 { return seconds }
-        if let ms = HTTPDate.parse(text) { return max(0, Double(ms) / 1000 - Date().timeIntervalSince1970) }
-        return nil
+        header("Retry-After").flatMap { HTTPDate.retryAfter($0) }
     }
 }

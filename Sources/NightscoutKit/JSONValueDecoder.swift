@@ -1,12 +1,15 @@
 import Foundation
+import LookoutWire
 
 /// A `Decoder` reading a `JSONValue` tree, with the same results as Foundation's `JSONDecoder`
 /// (default strategies) for the types the Kit decodes, but with cheap type probes: a mismatch
 /// throws a small `DecodingError` without a coding path. Coding paths are not tracked (always
 /// empty); callers that need JSONDecoder's error text re-decode with it on failure
 /// (`JSONValueDecoding.decode`).
-struct JSONValueDecoder: Decoder, SingleValueDecodingContainer {
+struct JSONValueDecoder: JSONValueTreeDecoder, SingleValueDecodingContainer {
     let value: JSONValue
+
+    var jsonValue: JSONValue { value }
 
     init(_ value: JSONValue) { self.value = value }
 
@@ -243,12 +246,12 @@ struct JSONValueUnkeyedContainer: UnkeyedDecodingContainer {
     }
 }
 
-/// Parse-once decoding of response bodies: `JSONValueParser` + `JSONValueDecoder`, falling back
+/// Parse-once decoding of response bodies: `JSONParser` + `JSONValueDecoder`, falling back
 /// to Foundation's `JSONDecoder` whenever the fast path fails or might differ, so results and
 /// error messages are exactly `JSONDecoder`'s.
 enum JSONValueDecoding {
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        if let parsed = try? JSONValueParser.parseCheckingExactness(data), parsed.exact,
+        if let parsed = try? JSONParser.parseCheckingExactness(data), parsed.exact,
            let value = try? JSONValueDecoder.decode(T.self, from: parsed.value) {
             return value
         }

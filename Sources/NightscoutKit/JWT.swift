@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Reading a JWT's payload without verifying it (the client cannot: the key is the server's).
 public enum JWTPayload {
@@ -15,7 +16,7 @@ public enum JWTPayload {
 
     /// The `exp` claim (Unix seconds) as a `Date`, or `nil`.
     public static func expiration(of token: String) -> Date? {
-        guard let exp = decode(token)?["exp"]?.doubleValue else { return nil }
+        guard let exp = decode(token)?["exp"]?.lenientDoubleValue else { return nil }
         return Date(timeIntervalSince1970: exp)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 extension NightscoutClient {
     // MARK: - v3 documents

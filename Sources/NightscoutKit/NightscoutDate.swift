@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A Nightscout timestamp. Nightscout writes times either as Unix epoch milliseconds (`date`,
 /// `srvModified`, …) or as ISO-8601 strings (`created_at`, `dateString`, `sysTime`, …), with or
@@ -181,109 +182,14 @@ public struct NightscoutDate: Sendable, Hashable, Codable, Comparable, CustomStr
         hasher.combine(epochMilliseconds); hasher.combine(wireForm)
     }
 
-    // MARK: - Calendar arithmetic (proleptic Gregorian, UTC)
-
-    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (m + 9) % 12
-        let doy = (153 * mp + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
-    }
-
-    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
-        let z = z0 + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
-    }
+    // MARK: - ISO-8601 (LookoutWire's reader with Nightscout's rules)
 
     static func isoString(epochMilliseconds ms: Int64, milliseconds: Bool = true) -> String {
-        let msInt = Int(ms)
-        var days = msInt / 86_400_000
-        var rem = msInt % 86_400_000
-        if rem < 0 { rem += 86_400_000; days -= 1 }
-        let (y, mo, d) = civilFromDays(days)
-        let h = rem / 3_600_000, mi = rem / 60_000 % 60, s = rem / 1000 % 60, f = rem % 1000
-        func p(_ v: Int, _ w: Int) -> String {
-            let t = String(v); return String(repeating: "0", count: max(0, w - t.count)) + t
-        }
-        let base = "\(p(y, 4))-\(p(mo, 2))-\(p(d, 2))T\(p(h, 2)):\(p(mi, 2)):\(p(s, 2))"
-        return milliseconds ? base + ".\(p(f, 3))Z" : base + "Z"
+        ISO8601.format(epochMilliseconds: ms, milliseconds: milliseconds)
     }
 
-    /// Returns (epoch ms, offset minutes or nil) for an ISO-8601 text.
+    /// Returns (epoch ms, offset minutes or nil) for an ISO-8601 text (``ISO8601/Rules/nightscout``).
     static func parseISO(_ text: String) -> (Int64, Int?)? {
-        if let r = text.utf8.withContiguousStorageIfAvailable({ parseISO(utf8: $0) }) { return r }
-        return Array(text.utf8).withUnsafeBufferPointer { parseISO(utf8: $0) }
-    }
-
-    static func parseISO(utf8 u: UnsafeBufferPointer<UInt8>) -> (Int64, Int?)? {
-        var i = 0
-        func digits(_ n: Int) -> Int? {
-            guard i + n <= u.count else { return nil }
-            var v = 0
-            for k in 0..<n {
-                let c = u[i + k]
-                guard c >= 48, c <= 57 else { return nil }
-                v = v * 10 + Int(c - 48)
-            }
-            i += n
-            return v
-        }
-        func accept(_ c: UInt8) -> Bool {
-            if i < u.count, u[i] == c { i += 1; return true }
-            return false
-        }
-        guard let y = digits(4), accept(UInt8(ascii: "-")), let mo = digits(2), accept(UInt8(ascii: "-")),
-              let d = digits(2), (1...12).contains(mo), (1...31).contains(d) else { return nil }
-        var h = 0, mi = 0, s = 0, ms = 0
-        var offset: Int? = nil
-        if i < u.count, u[i] == UInt8(ascii: "T") || u[i] == UInt8(ascii: "t") || u[i] == UInt8(ascii: " ") {
-            i += 1
-            guard let hh = digits(2), accept(UInt8(ascii: ":")), let mm = digits(2) else { return nil }
-            h = hh; mi = mm
-            if accept(UInt8(ascii: ":")) {
-                guard let ss = digits(2) else { return nil }
-                s = ss
-                if accept(UInt8(ascii: ".")) || accept(UInt8(ascii: ",")) {
-                    var n = 0, scale = 100, any = false
-                    while i < u.count, u[i] >= 48, u[i] <= 57 {
-                        if n < 3 { ms += Int(u[i] - 48) * scale; scale /= 10 }
-                        n += 1; i += 1; any = true
-                    }
-                    guard any else { return nil }
-                }
-            }
-            guard h < 24 || (h == 24 && mi == 0 && s == 0), mi < 60, s < 61 else { return nil }
-            if accept(UInt8(ascii: "Z")) || accept(UInt8(ascii: "z")) {
-                offset = 0
-            } else if i < u.count, u[i] == UInt8(ascii: "+") || u[i] == UInt8(ascii: "-") {
-                let sign = u[i] == UInt8(ascii: "-") ? -1 : 1
-                i += 1
-                guard let oh = digits(2) else { return nil }
-                var om = 0
-                if accept(UInt8(ascii: ":")) {
-                    guard let m2 = digits(2) else { return nil }
-                    om = m2
-                } else if let m2 = digits(2) {
-                    om = m2
-                }
-                guard oh <= 23, om < 60 else { return nil }
-                offset = sign * (oh * 60 + om)
-            }
-        }
-        guard i == u.count else { return nil }
-        let days = daysFromCivil(y, mo, d)
-        let local = Int64(days) * 86_400_000 + Int64(h * 3_600_000 + mi * 60_000 + s * 1000 + ms)
-        return (local - Int64((offset ?? 0) * 60_000), offset)
+        ISO8601.parse(text, rules: .nightscout).map { ($0.epochMilliseconds, $0.offsetMinutes) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// One step of a profile schedule: the value in force from `time` (local wall clock) onwards.
 public struct ScheduleItem: Sendable, Equatable, Codable {

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The v3 success envelope `{"status":200,"result":…}` (spec §3.1).
 public struct V3Envelope<Result: Decodable & Sendable>: Decodable, Sendable {
@@ -83,7 +84,7 @@ struct V3ParsedResponse: Sendable {
     init(_ response: NightscoutHTTPResponse) throws {
         try NightscoutResponse.check(response)
         self.response = response
-        if let parsed = try? JSONValueParser.parseCheckingExactness(response.body), parsed.exact {
+        if let parsed = try? JSONParser.parseCheckingExactness(response.body), parsed.exact {
             tree = parsed.value
         } else {
             tree = nil

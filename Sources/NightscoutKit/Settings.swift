@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A v3 `settings` document (spec §4.7): a per-application settings backup whose `identifier`
 /// is the application name (e.g. `aaps`). The payload is application-defined and kept in

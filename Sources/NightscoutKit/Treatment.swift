@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A `treatments` document (spec §4.3): boluses, carbs, temp basals, overrides, notes, … The time
 /// is `created_at` (v1) and/or `date` (v3) in `common`. Fields not modelled here are kept in

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// `GET /api/v1/status.json` (spec §2.6), the fields clients use; everything else is in `raw`.
 public struct V1ServerStatus: Sendable, Equatable, Decodable {
@@ -21,7 +22,7 @@ public struct V1ServerStatus: Sendable, Equatable, Decodable {
         status = raw["status"]?.stringValue
         name = raw["name"]?.stringValue
         version = raw["version"]?.stringValue
-        serverTimeEpoch = raw["serverTimeEpoch"]?.doubleValue.map { Int64($0) }
+        serverTimeEpoch = raw["serverTimeEpoch"]?.lenientDoubleValue.map { Int64($0) }
         if case .bool(let enabled)? = raw["apiEnabled"] { apiEnabled = enabled } else { apiEnabled = nil }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The outcome of a v3 CREATE (spec §3.3).
 public struct V3CreateResult: Sendable, Equatable {

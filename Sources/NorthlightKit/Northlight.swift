@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The seed's facade (`Northlight.configure(apiKey:)`, `Northlight.shared`), thin over one
 /// `NorthlightClient`: for apps that want one project per process. Everything else in
@@ -10,33 +11,25 @@ import Foundation
 /// let id = try await Northlight.submitFeedback(title: "Dark mode", description: "Please")
 /// ```
 public enum Northlight {
-    /// The configured client, guarded by a lock.
-    private final class Slot: @unchecked Sendable {
-        // @unchecked Sendable: `client` is only read or written under `lock`.
-        private let lock = NSLock()
-        private var client: NorthlightClient?
-        func get() -> NorthlightClient? { lock.withLock { client } }
-        func set(_ c: NorthlightClient?) { lock.withLock { client = c } }
-    }
-
-    private static let slot = Slot()
+    /// The configured client.
+    private static let slot = Locked<NorthlightClient?>(nil)
 
     /// Configures the process's client (replacing an earlier one) and returns it.
     @discardableResult
     public static func configure(apiKey: String, baseURL: URL = NorthlightConfiguration.defaultBaseURL,
                                  appVersion: String = "0.0.0") throws(NorthlightError) -> NorthlightClient {
         let client = try NorthlightClient.configure(apiKey: apiKey, baseURL: baseURL, appVersion: appVersion)
-        slot.set(client)
+        slot.withLock { $0 = client }
         return client
     }
 
     /// Uses `client` as the process's client (tests, custom transports); nil forgets it.
-    public static func use(_ client: NorthlightClient?) { slot.set(client) }
+    public static func use(_ client: NorthlightClient?) { slot.withLock { $0 = client } }
 
     /// The configured client.
     /// - Throws: `NorthlightError.invalidAPIKey` when `configure` was not called.
     public static func shared() throws(NorthlightError) -> NorthlightClient {
-        guard let client = slot.get() else { throw .invalidAPIKey }
+        guard let client = slot.withLock({ $0 }) else { throw .invalidAPIKey }
         return client
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import LookoutWire
 
 /// A client of one Northlight project: submit feedback and bug reports, vote, read the public
 /// board and roadmap. One instance per API key; it is an actor, so share it freely between tasks.
@@ -208,13 +209,7 @@ public actor NorthlightClient {
 
     /// `Retry-After` as seconds: a number of seconds or an HTTP date.
     static func retryAfter(_ text: String) -> TimeInterval? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(trimmed), seconds >= 0, seconds.isFinite { return seconds }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: trimmed).map { max(0, $0.timeIntervalSinceNow) }
+        HTTPDate.retryAfter(text)
     }
 
     private func resolvedEmail(_ email: String?) throws(NorthlightError) -> String? {

@@ -1,6 +1,5 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
+import LookoutWire
 
 /// One HTTP exchange as NorthlightKit sees it.
 public struct NorthlightHTTPRequest: Sendable {
@@ -42,55 +41,25 @@ public struct NorthlightTransport: Sendable {
     /// Wraps a send function.
     public init(send: @escaping Send) { self.send = send }
 
-    /// The process's client for Northlight: no redirects (a redirect would carry `X-API-Key` to
-    /// another address; a 3xx is reported as a server error instead), and a refused connection
-    /// fails at once rather than being retried until the request's deadline (failed submissions
-    /// are retried by the caller's outbox). Never shut down: it lives as long as the process.
-    public static let sharedClient: HTTPClient = {
-        var pool = HTTPClient.Configuration.ConnectionPool()
-        pool.retryConnectionEstablishment = false
-        let configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)),
-                                                     connectionPool: pool)
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
-
-    /// A transport over AsyncHTTPClient (`sharedClient` by default) reading at most
-    /// `maximumBodyBytes` of a response. Error texts name the method, path and failure kind only.
-    public static func asyncHTTPClient(_ client: HTTPClient = sharedClient, maximumBodyBytes: Int = 1024 * 1024) -> NorthlightTransport {
+    /// A transport over LookoutWire's ``WireHTTPClient`` (`client`, the process's by default)
+    /// reading at most `maximumBodyBytes` of a response. No redirect is followed (it would carry
+    /// `X-API-Key` to another address; a 3xx is reported as a server error instead), and a refused
+    /// connection fails at once (failed submissions are retried by the caller's outbox). Error
+    /// texts name the method, path and failure kind only.
+    public static func asyncHTTPClient(_ client: WireHTTPClient = .shared, maximumBodyBytes: Int = 1024 * 1024) -> NorthlightTransport {
         NorthlightTransport { (request, timeout) throws(NorthlightError) in
-            var req = HTTPClientRequest(url: request.url.absoluteString)
-            req.method = .init(rawValue: request.method)
-            for h in request.headers { req.headers.add(name: h.name, value: h.value) }
-            if let body = request.body { req.body = .bytes(ByteBuffer(bytes: body)) }
-            let what = "\(request.method) \(request.url.path)"
+            let wire = WireHTTPRequest(method: request.method, url: request.url, headers: request.headers, body: request.body)
             do {
-                let response = try await client.execute(req, timeout: .milliseconds(Int64((timeout * 1000).rounded())))
-                let buffer: ByteBuffer
-                do {
-                    buffer = try await response.body.collect(upTo: maximumBodyBytes)
-                } catch is NIOTooManyBytesError {
-                    throw NorthlightError.networkError("\(what): response body exceeds \(maximumBodyBytes) bytes")
-                }
+                let response = try await client.send(wire, timeout: .milliseconds(Int64((timeout * 1000).rounded())),
+                                                     maximumBodyBytes: maximumBodyBytes, redirects: .none)
                 var headers: [String: String] = [:]
                 for h in response.headers where headers[h.name.lowercased()] == nil { headers[h.name.lowercased()] = h.value }
-                return NorthlightHTTPResponse(status: Int(response.status.code), headers: headers, body: Data(buffer.readableBytesView))
-            } catch let error as NorthlightError {
-                throw error
+                return NorthlightHTTPResponse(status: response.status, headers: headers, body: response.body)
+            } catch let error as WireHTTPError {
+                throw NorthlightError.networkError(error.description)
             } catch {
-                throw NorthlightError.networkError("\(what): \(describe(error))")
+                throw NorthlightError.networkError("\(request.method) \(request.url.path): cancelled")
             }
         }
-    }
-
-    /// A short, header-free name for a transport failure.
-    static func describe(_ error: any Error) -> String {
-        if let e = error as? HTTPClientError {
-            if e == .deadlineExceeded || e == .readTimeout || e == .connectTimeout { return "timed out" }
-            if e == .remoteConnectionClosed { return "connection closed by server" }
-            return "HTTP client error (\(String(describing: e).prefix(120)))"
-        }
-        let text = String(describing: error)
-        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
-        return String(describing: type(of: error)) + " (" + String(text.prefix(120)) + ")"
     }
 }

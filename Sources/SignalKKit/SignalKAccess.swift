@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The permission asked for in an access request.
 public enum SignalKPermission: String, Sendable, Hashable {
@@ -44,12 +45,12 @@ public struct SignalKAccess: Sendable {
     public init(server: URL, tokenStore: SignalKTokenStore,
                 transport: any SignalKHTTPTransport = SignalKAsyncHTTPTransport(), sleep: SignalKSleep? = nil) {
         self.server = server; self.tokenStore = tokenStore; self.transport = transport
-        self.sleep = sleep ?? SKHTTP.realSleep
+        self.sleep = sleep ?? SignalKHTTP.realSleep
     }
 
     /// The body of an access request: `{"clientId":…, "description":…, "permissions"?:…}`.
-    public static func requestBody(clientId: String, description: String, permissions: SignalKPermission?) -> SKValue {
-        var o: [String: SKValue] = ["clientId": .string(clientId), "description": .string(description)]
+    public static func requestBody(clientId: String, description: String, permissions: SignalKPermission?) -> JSONValue {
+        var o: [String: JSONValue] = ["clientId": .string(clientId), "description": .string(description)]
         if let permissions { o["permissions"] = .string(permissions.rawValue) }
         return .object(o)
     }
@@ -63,17 +64,17 @@ public struct SignalKAccess: Sendable {
         if rec.denied { throw SignalKClientError.accessDenied }
         if await tokenStore.token() != nil { return .approved }
         if let href = rec.pendingHref { return .pending(href: href) }
-        let req = SKHTTPRequest(
+        let req = SignalKHTTPRequest(
             method: "POST", url: server.appendingPathComponent("signalk/v1/access/requests"),
-            headers: [SKHTTPHeader("Accept", "application/json"), SKHTTPHeader("Content-Type", "application/json")],
-            body: SKHTTP.jsonBody(Self.requestBody(clientId: rec.clientId, description: description, permissions: permissions)))
+            headers: [SignalKHTTPHeader("Accept", "application/json"), SignalKHTTPHeader("Content-Type", "application/json")],
+            body: SignalKHTTP.jsonBody(Self.requestBody(clientId: rec.clientId, description: description, permissions: permissions)))
         let r = try await transport.send(req, timeout: .seconds(10))
         switch r.status {
         case 404, 501: throw SignalKClientError.accessRequestsUnavailable(status: r.status)
-        case 403: throw SignalKClientError.accessRequestsRefused(message: SKHTTP.message(r.body))
+        case 403: throw SignalKClientError.accessRequestsRefused(message: SignalKHTTP.message(r.body))
         default: break
         }
-        let json = SKHTTP.json(r.body)
+        let json = SignalKHTTP.json(r.body)
         if (200..<300).contains(r.status), let j = json {
             if let state = try await apply(j) { return state }
             if let href = j["href"]?.stringValue {
@@ -81,7 +82,7 @@ public struct SignalKAccess: Sendable {
                 return .pending(href: href)
             }
         }
-        throw SKHTTP.error(r, req)
+        throw SignalKHTTP.error(r, req)
     }
 
     /// Polls a pending request once (`GET <href>`). A 500 (the server forgot the request: restart or
@@ -89,18 +90,18 @@ public struct SignalKAccess: Sendable {
     /// and is rethrown.
     public func poll(href: String) async throws -> SignalKAccessState {
         guard let url = URL(string: href, relativeTo: server)?.absoluteURL else { throw SignalKClientError.invalidURL("bad href") }
-        let req = SKHTTPRequest(method: "GET", url: url, headers: [SKHTTPHeader("Accept", "application/json")])
+        let req = SignalKHTTPRequest(method: "GET", url: url, headers: [SignalKHTTPHeader("Accept", "application/json")])
         let r = try await transport.send(req, timeout: .seconds(10))
-        guard (200..<300).contains(r.status), let j = SKHTTP.json(r.body) else {
+        guard (200..<300).contains(r.status), let j = SignalKHTTP.json(r.body) else {
             if r.status == 500 || r.status == 404 { try await tokenStore.setPendingHref(nil) }
-            throw SKHTTP.error(r, req)
+            throw SignalKHTTP.error(r, req)
         }
         return try await apply(j) ?? .pending(href: href)
     }
 
     /// Interprets a reply: COMPLETED with `accessRequest.permission` APPROVED (stores the token) or
     /// DENIED (stores the flag); `nil` while PENDING.
-    func apply(_ j: SKValue) async throws -> SignalKAccessState? {
+    func apply(_ j: JSONValue) async throws -> SignalKAccessState? {
         guard j["state"]?.stringValue == "COMPLETED" || j["state"]?.stringValue == "FAILED" else { return nil }
         let ar = j["accessRequest"]
         switch ar?["permission"]?.stringValue {
@@ -108,7 +109,7 @@ public struct SignalKAccess: Sendable {
             guard let token = ar?["token"]?.stringValue else {
                 throw SignalKClientError.invalidResponse("APPROVED without token")
             }
-            let exp = ar?["expirationTime"]?.stringValue.flatMap(SKTimestamp.parse)
+            let exp = ar?["expirationTime"]?.stringValue.flatMap(SignalKTimestamp.parse)
             try await tokenStore.setToken(token, expires: exp)
             return .approved
         case "DENIED":
@@ -152,7 +153,7 @@ public struct SignalKAccess: Sendable {
     }
 
     /// The body of a login: `{"username":…, "password":…, "rememberMe":false}`.
-    public static func loginBody(username: String, password: String) -> SKValue {
+    public static func loginBody(username: String, password: String) -> JSONValue {
         ["username": .string(username), "password": .string(password), "rememberMe": false]
     }
 
@@ -160,13 +161,13 @@ public struct SignalKAccess: Sendable {
     /// token. Throws ``SignalKClientError/unauthorized(status:message:)`` for bad credentials.
     @discardableResult
     public func login(username: String, password: String) async throws -> SignalKLoginResult {
-        let req = SKHTTPRequest(
+        let req = SignalKHTTPRequest(
             method: "POST", url: server.appendingPathComponent("signalk/v1/auth/login"),
-            headers: [SKHTTPHeader("Accept", "application/json"), SKHTTPHeader("Content-Type", "application/json")],
-            body: SKHTTP.jsonBody(Self.loginBody(username: username, password: password)))
+            headers: [SignalKHTTPHeader("Accept", "application/json"), SignalKHTTPHeader("Content-Type", "application/json")],
+            body: SignalKHTTP.jsonBody(Self.loginBody(username: username, password: password)))
         let r = try await transport.send(req, timeout: .seconds(10))
-        guard (200..<300).contains(r.status) else { throw SKHTTP.error(r, req) }
-        guard let j = SKHTTP.json(r.body), let token = j["token"]?.stringValue else {
+        guard (200..<300).contains(r.status) else { throw SignalKHTTP.error(r, req) }
+        guard let j = SignalKHTTP.json(r.body), let token = j["token"]?.stringValue else {
             throw SignalKClientError.invalidResponse("login reply without token")
         }
         let ttl = j["timeToLive"]?.doubleValue

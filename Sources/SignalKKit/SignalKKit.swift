@@ -1,8 +1,10 @@
 /// SignalKKit: a Signal K client (discovery, delta stream, value store, REST). Knows nothing of Lua.
 ///
-/// The data core: ``SKJSON`` / ``SKValue`` (JSON), ``SKServerMessage`` / ``SKDelta`` / ``SKHello``
-/// (wire messages), ``SKDataModel`` / ``SignalKStore`` (value store), ``SKPattern`` (wildcards),
-/// ``SKSubscribeMessage`` / ``SKUnsubscribeAllMessage`` (subscriptions) and ``SKUnits``.
+/// The data core: ``SignalKJSON`` / ``JSONValue`` (JSON), ``SignalKServerMessage`` / ``SignalKDelta`` / ``SignalKHello``
+/// (wire messages), ``SignalKDataModel`` / ``SignalKStore`` (value store), ``SignalKPattern`` (wildcards),
+/// ``SignalKSubscribeMessage`` / ``SignalKUnsubscribeAllMessage`` (subscriptions) and ``SignalKUnits``.
+import LookoutWire
+
 public enum SignalKKit {
     /// The library's version.
     public static let version = "0.1.0"

@@ -1,7 +1,8 @@
 import Foundation
+import LookoutWire
 
 /// The outcome of a finished request/response exchange (PUT), as the server's reply states it.
-public struct SKRequestResult: Sendable, Equatable {
+public struct SignalKRequestResult: Sendable, Equatable {
     /// The server's request id, if sent.
     public var requestId: String?
     /// `COMPLETED` (signalk-server) or `FAILED`.
@@ -14,7 +15,7 @@ public struct SKRequestResult: Sendable, Equatable {
     public var href: String?
 }
 
-/// Signal K REST client (contract §4): GET of any path as ``SKValue``, and PUT with the action reply
+/// Signal K REST client (contract §4): GET of any path as ``JSONValue``, and PUT with the action reply
 /// and `href` polling. Sends the token as `Authorization: Bearer <token>` (never as a cookie or query,
 /// which REST does not accept).
 public struct SignalKREST: Sendable {
@@ -29,7 +30,7 @@ public struct SignalKREST: Sendable {
     public var requestTimeout: Duration = .seconds(10)
 
     /// Creates a client. `apiBase` defaults to `<server>/signalk/v1/api/` (use
-    /// ``SKEndpoints/http`` from ``discover(server:transport:)`` when known). `tokenProvider` supplies
+    /// ``SignalKEndpoints/http`` from ``discover(server:transport:)`` when known). `tokenProvider` supplies
     /// the current token (e.g. ``SignalKTokenStore/token()``); `sleep` is injectable for tests.
     public init(server: URL, apiBase: URL? = nil, transport: any SignalKHTTPTransport = SignalKAsyncHTTPTransport(),
                 tokenProvider: (@Sendable () async -> String?)? = nil, sleep: SignalKSleep? = nil) {
@@ -39,7 +40,7 @@ public struct SignalKREST: Sendable {
         self.apiBase = base
         self.transport = transport
         self.tokenProvider = tokenProvider
-        self.sleep = sleep ?? SKHTTP.realSleep
+        self.sleep = sleep ?? SignalKHTTP.realSleep
     }
 
     /// Creates a client whose token comes from `tokenStore`.
@@ -51,14 +52,14 @@ public struct SignalKREST: Sendable {
 
     /// `GET <server>/signalk`: the endpoint discovery document (no authentication needed).
     public static func discover(server: URL, transport: any SignalKHTTPTransport = SignalKAsyncHTTPTransport())
-        async throws -> SKEndpoints
+        async throws -> SignalKEndpoints
     {
         let url = server.appendingPathComponent("signalk")
-        let req = SKHTTPRequest(method: "GET", url: url, headers: [SKHTTPHeader("Accept", "application/json")])
+        let req = SignalKHTTPRequest(method: "GET", url: url, headers: [SignalKHTTPHeader("Accept", "application/json")])
         let r = try await transport.send(req, timeout: .seconds(10))
-        guard (200..<300).contains(r.status) else { throw SKHTTP.error(r, req) }
-        guard let json = SKHTTP.json(r.body) else { throw SignalKClientError.invalidResponse("/signalk is not JSON") }
-        do { return try SKEndpoints(json: json, baseURL: url) } catch {
+        guard (200..<300).contains(r.status) else { throw SignalKHTTP.error(r, req) }
+        guard let json = SignalKHTTP.json(r.body) else { throw SignalKClientError.invalidResponse("/signalk is not JSON") }
+        do { return try SignalKEndpoints(json: json, baseURL: url) } catch {
             throw SignalKClientError.invalidResponse(String(describing: error))
         }
     }
@@ -91,33 +92,33 @@ public struct SignalKREST: Sendable {
         return URL(string: apiBase.absoluteString + enc)!
     }
 
-    func headers(json: Bool) async -> [SKHTTPHeader] {
-        var h = [SKHTTPHeader("Accept", "application/json")]
-        if json { h.append(SKHTTPHeader("Content-Type", "application/json")) }
-        if let t = await tokenProvider?() { h.append(SKHTTPHeader("Authorization", "Bearer " + t)) }
+    func headers(json: Bool) async -> [SignalKHTTPHeader] {
+        var h = [SignalKHTTPHeader("Accept", "application/json")]
+        if json { h.append(SignalKHTTPHeader("Content-Type", "application/json")) }
+        if let t = await tokenProvider?() { h.append(SignalKHTTPHeader("Authorization", "Bearer " + t)) }
         return h
     }
 
     /// GETs a path (see ``apiPath(for:)``) and returns the JSON. Throws ``SignalKClientError``
     /// (`.http(status: 404, …)` for unknown paths, `.unauthorized` for 401/403).
-    public func get(_ path: String) async throws -> SKValue {
+    public func get(_ path: String) async throws -> JSONValue {
         try await get(url: url(forAPIPath: Self.apiPath(for: path)))
     }
 
     /// GETs `path` (dotted, relative to `context`, e.g. `vessels.https://boat.example`).
-    public func get(path: String, context: String) async throws -> SKValue {
-        let (group, id) = SKContext.split(context) ?? (context, "")
+    public func get(path: String, context: String) async throws -> JSONValue {
+        let (group, id) = SignalKContext.split(context) ?? (context, "")
         var p = group + "/" + (id.isEmpty ? "" : id.replacingOccurrences(of: "/", with: "%2F"))
         if !path.isEmpty { p += "/" + path.replacingOccurrences(of: ".", with: "/") }
         return try await get(url: url(forAPIPath: p))
     }
 
     /// GETs an absolute URL, or a server-relative one such as `/signalk/v1/requests/<id>`.
-    public func get(url: URL) async throws -> SKValue {
-        let req = SKHTTPRequest(method: "GET", url: url, headers: await headers(json: false))
+    public func get(url: URL) async throws -> JSONValue {
+        let req = SignalKHTTPRequest(method: "GET", url: url, headers: await headers(json: false))
         let r = try await transport.send(req, timeout: requestTimeout)
-        guard (200..<300).contains(r.status) else { throw SKHTTP.error(r, req) }
-        guard let v = SKHTTP.json(r.body) else { throw SignalKClientError.invalidResponse("\(url.path) is not JSON") }
+        guard (200..<300).contains(r.status) else { throw SignalKHTTP.error(r, req) }
+        guard let v = SignalKHTTP.json(r.body) else { throw SignalKClientError.invalidResponse("\(url.path) is not JSON") }
         return v
     }
 
@@ -131,21 +132,21 @@ public struct SignalKREST: Sendable {
     /// rejected, 502/504 = device failed), ``SignalKClientError/unauthorized(status:message:)`` for a
     /// 401 without a reply, or ``SignalKClientError/timeout(_:)``.
     @discardableResult
-    public func put(_ path: String, value: SKValue, source: String? = nil, context: String = SKContext.selfAlias,
-                    timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1)) async throws -> SKRequestResult
+    public func put(_ path: String, value: JSONValue, source: String? = nil, context: String = SignalKContext.selfAlias,
+                    timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1)) async throws -> SignalKRequestResult
     {
-        let (group, id) = SKContext.split(context) ?? (context, "self")
+        let (group, id) = SignalKContext.split(context) ?? (context, "self")
         let apiPath = group + "/" + id + "/" + path.replacingOccurrences(of: ".", with: "/")
-        var body: [String: SKValue] = ["value": value]
+        var body: [String: JSONValue] = ["value": value]
         if let source { body["source"] = .string(source) }
-        let req = SKHTTPRequest(method: "PUT", url: url(forAPIPath: apiPath), headers: await headers(json: true),
-                                body: SKHTTP.jsonBody(.object(body)))
+        let req = SignalKHTTPRequest(method: "PUT", url: url(forAPIPath: apiPath), headers: await headers(json: true),
+                                body: SignalKHTTP.jsonBody(.object(body)))
         let started = ContinuousClock.now
         var slept = Duration.zero
         let r = try await transport.send(req, timeout: min(requestTimeout, timeout))
         guard var reply = Self.reply(r) else {
             if (200..<300).contains(r.status) { throw SignalKClientError.invalidResponse("PUT reply is not an object") }
-            throw SKHTTP.error(r, req)
+            throw SignalKHTTP.error(r, req)
         }
         let interval = max(pollInterval, .seconds(1))
         while reply.state != "COMPLETED" && reply.state != "FAILED" {
@@ -158,9 +159,9 @@ public struct SignalKREST: Sendable {
             guard let pollURL = URL(string: href, relativeTo: server)?.absoluteURL else {
                 throw SignalKClientError.invalidResponse("bad href")
             }
-            let preq = SKHTTPRequest(method: "GET", url: pollURL, headers: await headers(json: false))
+            let preq = SignalKHTTPRequest(method: "GET", url: pollURL, headers: await headers(json: false))
             let pr = try await transport.send(preq, timeout: requestTimeout)
-            guard (200..<300).contains(pr.status), let next = Self.reply(pr) else { throw SKHTTP.error(pr, preq) }
+            guard (200..<300).contains(pr.status), let next = Self.reply(pr) else { throw SignalKHTTP.error(pr, preq) }
             reply = next
         }
         guard reply.state == "COMPLETED", (200..<300).contains(reply.statusCode) else {
@@ -171,12 +172,12 @@ public struct SignalKREST: Sendable {
 
     /// Reads a request reply from a response (`nil` when the body is not a JSON object with a
     /// `state` or `statusCode`). The status is `statusCode ?? result ?? HTTP status`.
-    static func reply(_ r: SKHTTPResponse) -> SKRequestResult? {
-        guard let j = SKHTTP.json(r.body), case .object(let o) = j, o["state"] != nil || o["statusCode"] != nil
+    static func reply(_ r: SignalKHTTPResponse) -> SignalKRequestResult? {
+        guard let j = SignalKHTTP.json(r.body), case .object(let o) = j, o["state"] != nil || o["statusCode"] != nil
         else { return nil }
         let code = (o["statusCode"] ?? o["result"])?.intValue ?? r.status
         let state = o["state"]?.stringValue ?? ((200..<300).contains(code) && code != 202 ? "COMPLETED" : code == 202 ? "PENDING" : "COMPLETED")
-        return SKRequestResult(
+        return SignalKRequestResult(
             requestId: o["requestId"]?.stringValue, state: state, statusCode: code,
             message: SignalKClientError.clip(o["message"]?.stringValue), href: o["href"]?.stringValue)
     }

@@ -1,20 +1,19 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
+import LookoutWire
 
 /// One HTTP request as SignalKKit sends it (no cookies are ever attached).
-public struct SKHTTPRequest: Sendable, Equatable {
+public struct SignalKHTTPRequest: Sendable, Equatable {
     /// `GET`, `PUT`, `POST`, …
     public var method: String
     /// The absolute URL.
     public var url: URL
     /// Header fields in order (name, value).
-    public var headers: [SKHTTPHeader]
+    public var headers: [SignalKHTTPHeader]
     /// The body, if any.
     public var body: Data?
 
     /// Creates a request.
-    public init(method: String, url: URL, headers: [SKHTTPHeader] = [], body: Data? = nil) {
+    public init(method: String, url: URL, headers: [SignalKHTTPHeader] = [], body: Data? = nil) {
         self.method = method; self.url = url; self.headers = headers; self.body = body
     }
 
@@ -25,7 +24,7 @@ public struct SKHTTPRequest: Sendable, Equatable {
 }
 
 /// One HTTP header field.
-public struct SKHTTPHeader: Sendable, Equatable {
+public struct SignalKHTTPHeader: Sendable, Equatable {
     /// The field name.
     public var name: String
     /// The field value.
@@ -35,16 +34,16 @@ public struct SKHTTPHeader: Sendable, Equatable {
 }
 
 /// An HTTP response: status, headers and the whole body.
-public struct SKHTTPResponse: Sendable, Equatable {
+public struct SignalKHTTPResponse: Sendable, Equatable {
     /// The HTTP status code.
     public var status: Int
     /// Header fields (name, value).
-    public var headers: [SKHTTPHeader]
+    public var headers: [SignalKHTTPHeader]
     /// The body bytes.
     public var body: Data
 
     /// Creates a response.
-    public init(status: Int, headers: [SKHTTPHeader] = [], body: Data = Data()) {
+    public init(status: Int, headers: [SignalKHTTPHeader] = [], body: Data = Data()) {
         self.status = status; self.headers = headers; self.body = body
     }
 }
@@ -53,76 +52,36 @@ public struct SKHTTPResponse: Sendable, Equatable {
 public protocol SignalKHTTPTransport: Sendable {
     /// Sends one request and returns the whole response. Throws only for transport failures
     /// (a non-2xx status is a normal response).
-    func send(_ request: SKHTTPRequest, timeout: Duration) async throws -> SKHTTPResponse
+    func send(_ request: SignalKHTTPRequest, timeout: Duration) async throws -> SignalKHTTPResponse
 }
 
-/// The production transport: async-http-client. Cookies are not stored or sent, so a stale
-/// `JAUTHENTICATION` cookie can never override the Bearer token. Redirects are followed only within
-/// the server's origin (scheme, host, port; at most 5): a redirect elsewhere fails without a request
-/// there, so the token never leaves the configured server.
+/// The production transport: LookoutWire's ``WireHTTPClient`` (async-http-client). Cookies are not
+/// stored or sent, so a stale `JAUTHENTICATION` cookie can never override the Bearer token.
+/// Redirects are followed only within the server's origin (scheme, host, port; at most 5): a
+/// redirect elsewhere fails without a request there, so the token never leaves the configured server.
 public struct SignalKAsyncHTTPTransport: SignalKHTTPTransport {
-    /// The process's client that follows no redirect itself. Never shut down.
-    public static let noRedirectClient: HTTPClient = {
-        var configuration = HTTPClient.Configuration.singletonConfiguration
-        configuration.redirectConfiguration = .disallow
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
-
-    /// The HTTP client used (it must not follow redirects itself).
-    public let client: HTTPClient
+    /// The HTTP transport used.
+    public let client: WireHTTPClient
     /// The largest body accepted.
     public let maxBodySize: Int
 
-    /// Creates a transport over `client` (default: ``noRedirectClient``).
-    public init(client: HTTPClient = noRedirectClient, maxBodySize: Int = 32 << 20) {
+    /// Creates a transport over `client` (default: the process's).
+    public init(client: WireHTTPClient = .shared, maxBodySize: Int = 32 << 20) {
         self.client = client; self.maxBodySize = maxBodySize
     }
 
-    /// Sends the request with async-http-client, following same-origin redirects.
-    public func send(_ request: SKHTTPRequest, timeout: Duration) async throws -> SKHTTPResponse {
-        var current = request
-        for _ in 0...5 {
-            let response = try await once(current, timeout: timeout)
-            guard [301, 302, 303, 307, 308].contains(response.status),
-                  let location = response.headers.first(where: { $0.name.lowercased() == "location" })?.value,
-                  let target = URL(string: location, relativeTo: current.url)?.absoluteURL else { return response }
-            guard Self.origin(target) == Self.origin(current.url) else {
-                throw SignalKClientError.transport("\(request.method) \(request.url.path): the server redirects to another origin "
-                    + "(\(Self.origin(target))); the token goes only to the configured server, so the redirect was not followed")
-            }
-            current.url = target
-            if response.status == 303 || (response.status == 301 || response.status == 302) && current.method == "POST" {
-                current.method = "GET"
-                current.body = nil
-            }
-        }
-        throw SignalKClientError.transport("\(request.method) \(request.url.path): more than 5 redirects")
-    }
-
-    /// `scheme://host:port`, lower case, with the default port filled in.
-    static func origin(_ url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? ""
-        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
-    }
-
-    private func once(_ request: SKHTTPRequest, timeout: Duration) async throws -> SKHTTPResponse {
-        var r = HTTPClientRequest(url: request.url.absoluteString)
-        r.method = .init(rawValue: request.method)
-        for h in request.headers { r.headers.add(name: h.name, value: h.value) }
-        if let body = request.body { r.body = .bytes(ByteBuffer(bytes: body)) }
-        let ms = Int64(SKSubscription.milliseconds(timeout))
+    /// Sends the request, following same-origin redirects.
+    public func send(_ request: SignalKHTTPRequest, timeout: Duration) async throws -> SignalKHTTPResponse {
+        let wire = WireHTTPRequest(method: request.method, url: request.url,
+                                   headers: request.headers.map { ($0.name, $0.value) }, body: request.body)
+        let ms = Int64(SignalKSubscription.milliseconds(timeout))
         do {
-            let resp = try await client.execute(r, timeout: .milliseconds(max(1, ms)))
-            let buf = try await resp.body.collect(upTo: maxBodySize)
-            return SKHTTPResponse(
-                status: Int(resp.status.code),
-                headers: resp.headers.map { SKHTTPHeader($0.name, $0.value) },
-                body: Data(buf.readableBytesView))
-        } catch let e as SignalKClientError {
-            throw e
-        } catch {
-            throw SignalKClientError.transport(String(describing: error))
+            let r = try await client.send(wire, timeout: .milliseconds(max(1, ms)), maximumBodyBytes: maxBodySize, redirects: .sameOrigin)
+            return SignalKHTTPResponse(status: r.status, headers: r.headers.map { SignalKHTTPHeader($0.name, $0.value) }, body: r.body)
+        } catch let e as WireHTTPError {
+            guard case .crossOriginRedirect(let target) = e.kind else { throw SignalKClientError.transport(e.description) }
+            throw SignalKClientError.transport("\(e.method) \(e.path): the server redirects to another origin "
+                + "(\(target)); the token goes only to the configured server, so the redirect was not followed")
         }
     }
 }
@@ -130,13 +89,13 @@ public struct SignalKAsyncHTTPTransport: SignalKHTTPTransport {
 /// Pauses for a duration; injectable so tests run without waiting.
 public typealias SignalKSleep = @Sendable (Duration) async throws -> Void
 
-enum SKHTTP {
+enum SignalKHTTP {
     static let realSleep: SignalKSleep = { try await Task.sleep(for: $0) }
 
     /// Parses a body as JSON, or `nil` when it is not JSON.
-    static func json(_ body: Data) -> SKValue? {
+    static func json(_ body: Data) -> JSONValue? {
         guard !body.isEmpty else { return nil }
-        return try? SKJSON.parse(body)
+        return try? SignalKJSON.parse(body)
     }
 
     /// The server's message from a body: JSON `message`/`error`, else the text.
@@ -149,10 +108,10 @@ enum SKHTTP {
     }
 
     /// The error for a failed response.
-    static func error(_ r: SKHTTPResponse, _ req: SKHTTPRequest) -> SignalKClientError {
+    static func error(_ r: SignalKHTTPResponse, _ req: SignalKHTTPRequest) -> SignalKClientError {
         if r.status == 401 || r.status == 403 { return .unauthorized(status: r.status, message: message(r.body)) }
         return .http(status: r.status, method: req.method, path: req.url.path, message: message(r.body))
     }
 
-    static func jsonBody(_ v: SKValue) -> Data { Data(v.jsonString.utf8) }
+    static func jsonBody(_ v: JSONValue) -> Data { Data(v.jsonString.utf8) }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import WSClient
+import LookoutWire
 
 /// The `subscribe` query parameter of the stream URL (contract §3.1).
 public enum SignalKSubscribeMode: String, Sendable, Hashable {
@@ -15,7 +16,7 @@ public enum SignalKSubscribeMode: String, Sendable, Hashable {
 
 /// How a ``SignalKStream`` connects.
 public struct SignalKStreamConfiguration: Sendable {
-    /// The stream URL, `ws[s]://host:port/signalk/v1/stream` (use ``SKEndpoints/ws``). An `http(s)`
+    /// The stream URL, `ws[s]://host:port/signalk/v1/stream` (use ``SignalKEndpoints/ws``). An `http(s)`
     /// URL is accepted too: the scheme becomes `ws(s)` and an empty path becomes `/signalk/v1/stream`.
     public var url: URL
     /// The `subscribe` query value. Default ``SignalKSubscribeMode/none``, as the contract requires
@@ -76,8 +77,8 @@ public struct SignalKStreamConfiguration: Sendable {
     /// The reconnect delay before attempt `attempt` (1-based): `initialBackoff · 2^(attempt-1)`,
     /// capped at `maxBackoff`, times `1 + jitter · r` for `r` in −1…1.
     public func backoff(attempt: Int, random r: Double = Double.random(in: -1...1)) -> Duration {
-        let base = Double(SKSubscription.milliseconds(initialBackoff)) * pow(2, Double(max(0, attempt - 1)))
-        let capped = min(base, Double(SKSubscription.milliseconds(maxBackoff)))
+        let base = Double(SignalKSubscription.milliseconds(initialBackoff)) * pow(2, Double(max(0, attempt - 1)))
+        let capped = min(base, Double(SignalKSubscription.milliseconds(maxBackoff)))
         return .milliseconds(Int64(max(0, capped * (1 + jitter * max(-1, min(1, r))))))
     }
 }
@@ -89,7 +90,7 @@ public enum SignalKConnectionState: Sendable, Equatable {
     /// Connecting (attempt 0 is the first connection).
     case connecting(attempt: Int)
     /// Connected and the hello has arrived.
-    case connected(SKHello)
+    case connected(SignalKHello)
     /// The connection was lost or refused; retrying after `delay`.
     case waitingToReconnect(attempt: Int, delay: Duration)
     /// Closed by ``SignalKStream/close()`` (terminal).
@@ -101,15 +102,15 @@ public enum SignalKStreamEvent: Sendable {
     /// The connection state changed.
     case state(SignalKConnectionState)
     /// A hello arrived (the first frame of each connection).
-    case hello(SKHello)
+    case hello(SignalKHello)
     /// A delta was applied to the store (after duplicate suppression); `changes` is what changed.
-    case delta(SKDelta, changes: [SKChange])
+    case delta(SignalKDelta, changes: [SignalKChange])
     /// A JSON-string frame: subscription warning, unsubscribe error, security close reason.
     case warning(String)
     /// An `errorMessage` frame (the server usually closes afterwards).
     case serverError(String)
     /// A request reply (PUT, access request, login, query) that arrived on the socket.
-    case reply(SKRequestReply)
+    case reply(SignalKRequestReply)
 }
 
 /// The Signal K WebSocket stream (contract §3): connects with `subscribe=none`, reads the hello,
@@ -150,10 +151,10 @@ public actor SignalKStream {
     /// `subscribe` messages sent over all connections.
     public private(set) var subscribeMessagesSent = 0
     /// The last hello.
-    public private(set) var hello: SKHello?
+    public private(set) var hello: SignalKHello?
 
     private struct Key: Hashable { let context: String; let path: String }
-    private var rows: [Key: SKSubscription] = [:]
+    private var rows: [Key: SignalKSubscription] = [:]
     private var order: [Key] = []
     private var sentOnSocket: Set<Key> = []
     private var outbox: AsyncStream<String?>.Continuation?
@@ -164,7 +165,7 @@ public actor SignalKStream {
     private var consumers: [Int: AsyncStream<SignalKStreamEvent>.Continuation] = [:]
     private var nextConsumer = 0
     /// The last value seen per context, path and source, with the server generation it came from.
-    private var seen: [String: (time: Date, value: SKValue, generation: Int)] = [:]
+    private var seen: [String: (time: Date, value: JSONValue, generation: Int)] = [:]
     /// Counts servers (a new `serverStartId` is a new server run).
     private var serverGeneration = 0
 
@@ -180,7 +181,7 @@ public actor SignalKStream {
     }
 
     /// The active subscriptions, in the order they were added, with their contexts.
-    public var subscriptions: [(context: String, subscription: SKSubscription)] {
+    public var subscriptions: [(context: String, subscription: SignalKSubscription)] {
         order.compactMap { k in rows[k].map { (k.context, $0) } }
     }
 
@@ -238,7 +239,7 @@ public actor SignalKStream {
     /// (context, path) is already active with the same options are ignored; new rows are sent at
     /// once when connected (only them: the server does not dedupe). A row that changes an active
     /// path's options replaces it: the stream then sends the wildcard unsubscribe and every row again.
-    public func subscribe(_ newRows: [SKSubscription], context: String = SKContext.selfAlias) {
+    public func subscribe(_ newRows: [SignalKSubscription], context: String = SignalKContext.selfAlias) {
         var reset = false
         for r in newRows {
             let k = Key(context: context, path: r.path)
@@ -255,7 +256,7 @@ public actor SignalKStream {
     /// Removes the rows for `paths` in `context`. signalk-server only accepts the wildcard
     /// unsubscribe, so the stream sends it and then re-subscribes the remaining rows (whose cached
     /// values the server replays; duplicate suppression hides them).
-    public func unsubscribe(paths: [String], context: String = SKContext.selfAlias) {
+    public func unsubscribe(paths: [String], context: String = SignalKContext.selfAlias) {
         var removed = false
         for p in paths where rows.removeValue(forKey: Key(context: context, path: p)) != nil { removed = true }
         guard removed else { return }
@@ -285,25 +286,25 @@ public actor SignalKStream {
     /// when not connected. Nothing is queued across reconnects: a value published while the
     /// stream is down is the caller's to send again.
     @discardableResult
-    public func publish(_ delta: SKDelta) -> Bool { send(delta.jsonValue.jsonString) }
+    public func publish(_ delta: SignalKDelta) -> Bool { send(delta.jsonValue.jsonString) }
 
     private func resendAll() {
         guard let outbox, helloOnSocket else { return }
-        outbox.yield(SKUnsubscribeAllMessage().jsonString)
+        outbox.yield(SignalKUnsubscribeAllMessage().jsonString)
         sentOnSocket.removeAll()
         sendPending()
     }
 
     private func sendPending() {
         guard let outbox, helloOnSocket else { return }
-        var groups: [(String, [SKSubscription])] = []
+        var groups: [(String, [SignalKSubscription])] = []
         for k in order where !sentOnSocket.contains(k) {
             guard let r = rows[k] else { continue }
             if let i = groups.firstIndex(where: { $0.0 == k.context }) { groups[i].1.append(r) } else { groups.append((k.context, [r])) }
             sentOnSocket.insert(k)
         }
         for (ctx, rs) in groups {
-            outbox.yield(SKSubscribeMessage(context: ctx, subscribe: rs).jsonString)
+            outbox.yield(SignalKSubscribeMessage(context: ctx, subscribe: rs).jsonString)
             subscribeMessagesSent += 1
         }
     }
@@ -378,8 +379,8 @@ public actor SignalKStream {
 
     private func handle(_ text: String, socket id: Int) async {
         guard id == socketID, !closing else { return }
-        let message: SKServerMessage
-        do { message = try SKServerMessage.parse(text) } catch {
+        let message: SignalKServerMessage
+        do { message = try SignalKServerMessage.parse(text) } catch {
             malformedFrameCount += 1
             return
         }
@@ -409,7 +410,7 @@ public actor SignalKStream {
         }
     }
 
-    private func dedupe(_ d: SKDelta) -> SKDelta {
+    private func dedupe(_ d: SignalKDelta) -> SignalKDelta {
         let ctx = d.resolvedContext(selfContext: hello?.selfContext)
         var out = d
         out.updates = d.updates.compactMap { u in

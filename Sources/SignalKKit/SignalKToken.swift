@@ -123,7 +123,7 @@ public actor SignalKTokenStore {
         guard parts.count >= 2 else { return nil }
         var b64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while b64.count % 4 != 0 { b64 += "=" }
-        guard let data = Data(base64Encoded: b64), let json = try? SKJSON.parse(data),
+        guard let data = Data(base64Encoded: b64), let json = try? SignalKJSON.parse(data),
               let exp = json["exp"]?.doubleValue else { return nil }
         return Date(timeIntervalSince1970: exp)
     }

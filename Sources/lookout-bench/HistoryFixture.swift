@@ -1,5 +1,6 @@
 import Foundation
 import LookoutSim
+import LookoutWire
 
 // This file imports LookoutSim only: NightscoutKit has its own `JSONValue`, and the module name
 // `LookoutSim` is shadowed by the enum of that name, so the simulator's type cannot be qualified.

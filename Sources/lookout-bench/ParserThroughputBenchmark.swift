@@ -3,10 +3,10 @@ import NightscoutKit
 import SignalKKit
 
 /// P9: the Kits' hand-written parsers against Foundation's `JSONSerialization` on the same bytes:
-/// Signal K deltas parsed and applied to the data model (`SKServerMessage.parse` +
-/// `SKDataModel.apply`), and a Nightscout API v3 page of 10,000 entries split into mirror
+/// Signal K deltas parsed and applied to the data model (`SignalKServerMessage.parse` +
+/// `SignalKDataModel.apply`), and a Nightscout API v3 page of 10,000 entries split into mirror
 /// documents (`MirrorDocument.split`). These were once speed assertions in `swift test`
-/// (`SKMessageTests`, `SyncManagerTests`); the tests now check behaviour only.
+/// (`SignalKMessageTests`, `SyncManagerTests`); the tests now check behaviour only.
 struct ParserThroughputBenchmark: Benchmark {
     let id = "P9"
     let summary = "Signal K delta parse+store and Nightscout v3 page split vs JSONSerialization"
@@ -22,9 +22,9 @@ struct ParserThroughputBenchmark: Benchmark {
         let frame = Array(#"{"context":"vessels.urn:mrn:imo:mmsi:230099999","updates":[{"source":{"label":"can0","type":"NMEA2000","pgn":129026,"src":"3"},"$source":"can0.3","timestamp":"2026-08-22T17:01:03.120Z","values":[{"path":"navigation.speedOverGround","value":3.21}]}]}"#.utf8)
         let frameData = Data(frame)
         let kit = try best(settings.bestOf) {
-            var model = SKDataModel(selfContext: "vessels.urn:mrn:imo:mmsi:230099999")
+            var model = SignalKDataModel(selfContext: "vessels.urn:mrn:imo:mmsi:230099999")
             for _ in 0..<deltas {
-                if case .delta(let d) = try SKServerMessage.parse(frame) { _ = model.apply(d) }
+                if case .delta(let d) = try SignalKServerMessage.parse(frame) { _ = model.apply(d) }
             }
             guard model.value("navigation.speedOverGround") == 3.21 else { throw BenchFailure("Signal K: the model lost the value") }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import GarminKit
 import LookoutSim
 import XCTest
@@ -59,7 +60,7 @@ final class ConnectAPITests: XCTestCase {
         let first = try await c.activities(limit: 1)[0]
         let path = "/activity-service/activity/\(first.activityId)"
         let got = try await c.get(path)
-        XCTAssertEqual(got?["activityId"]?.intValue, first.activityId)
+        XCTAssertEqual(got?["activityId"]?.int64Value, first.activityId)
         let put = try await c.put(path, json: .object(["activityId": .int(first.activityId), "activityName": .string("Renamed")]))
         XCTAssertNil(put, "204 gives nil")
         let renamed = try await c.get(path)

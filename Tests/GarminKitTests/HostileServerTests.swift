@@ -1,9 +1,8 @@
 import Foundation
+import LookoutWire
 import XCTest
 
 @testable import GarminKit
-import LookoutConfig
-import LookoutModules
 
 /// Answers a hostile or broken server might give, through an injected transport: each becomes
 /// a typed error naming what was wrong (and nothing loops).

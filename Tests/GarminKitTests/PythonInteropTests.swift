@@ -3,8 +3,6 @@ import LookoutTestSupport
 import XCTest
 
 @testable import GarminKit
-import LookoutConfig
-import LookoutModules
 
 /// Interop with Python peers in a venv (`pip install oauthlib garth`):
 /// - OAuth1 signatures equal oauthlib's for the same inputs (GET with query, POST with form

@@ -1,10 +1,9 @@
 import Foundation
+import LookoutWire
 import LookoutSim
 import XCTest
 
 @testable import GarminKit
-import LookoutConfig
-import LookoutModules
 
 /// The simulator really checks what GarminKit must get right (so the login tests can fail):
 /// signatures, one-shot tickets, `login-url`, `audience` only on a mobile login's first exchange,
@@ -38,7 +37,7 @@ final class SimulatorChecksTests: XCTestCase {
             GarminHTTPRequest(
                 method: "POST", url: login, headers: [("Content-Type", "application/json"), ("Cookie", await jar.header() ?? "")],
                 body: Data(body.utf8)), 10)
-        return try XCTUnwrap(GarminJSON.parse(r.body)["serviceTicketId"]?.stringValue)
+        return try XCTUnwrap(JSONValue.parse(r.body)["serviceTicketId"]?.stringValue)
     }
 
     func testSignaturesTicketsLoginURLAndAudience() async throws {

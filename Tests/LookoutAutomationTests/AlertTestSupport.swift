@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import Logging
 import LookoutTestSupport
 import Lua

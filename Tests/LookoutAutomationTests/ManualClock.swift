@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import Lua
 
 @testable import LookoutModules

@@ -12,7 +12,7 @@ final class SignalKHealthReporterTests: XCTestCase {
         let reporter = SignalKHealthReporter(health: health, name: "signalk:boat", script: "bridge.lua")
         func entry() throws -> HealthRegistry.Entry { try XCTUnwrap(health.snapshot().first { $0.name == "signalk:boat" }) }
 
-        reporter.state(.connected(SKHello(version: "2.0.0", roles: ["master"])))
+        reporter.state(.connected(SignalKHello(version: "2.0.0", roles: ["master"])))
         var e = try entry()
         XCTAssertEqual(e.state, .ok)
         XCTAssertEqual(e.connected, true)

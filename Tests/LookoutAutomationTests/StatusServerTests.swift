@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import XCTest
 #if canImport(FoundationNetworking)
 import FoundationNetworking

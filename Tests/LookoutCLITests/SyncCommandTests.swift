@@ -1,6 +1,7 @@
 import Foundation
 import LookoutSim
 import XCTest
+import LookoutWire
 
 /// `lookout sync` against an in-process simulator: incremental sync twice, `--full` finding
 /// documents history misses, and configuration and API errors.

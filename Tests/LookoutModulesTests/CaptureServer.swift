@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import LookoutTestSupport
 import HTTPTypes
 import Hummingbird

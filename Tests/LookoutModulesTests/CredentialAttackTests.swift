@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import LookoutSim
 import LookoutTestSupport
 import Lua
@@ -221,7 +222,7 @@ final class CredentialAttackTests: XCTestCase {
             url = "http://boat.local:3000/signalk/v1/stream?token=eyJhbGciOiJIUzI1NiJ9.e30.c2lnbmF0dXJl"
             """, sim: nil, store: try StateStore())
         XCTAssertEqual(lines.count, 4, "\(lines)")
-        XCTAssertEqual(lines[0], Redaction.url(URL(string: "https://carer:hunter2-pass@ns.example.org/?token=reader-abcdef1234567890&units=mmol")!))
+        XCTAssertEqual(lines[0], Redaction.display(URL(string: "https://carer:hunter2-pass@ns.example.org/?token=reader-abcdef1234567890&units=mmol")!))
         XCTAssertEqual(lines[1], "https://ns.example.org/sub")
         XCTAssertTrue(lines[2].hasPrefix("http://boat.local:3000/signalk/v1/stream?token="), lines[2])
         for secret in ["carer", "hunter2-pass", "reader-abcdef1234567890", "mmol", "eyJhbGciOiJIUzI1NiJ9"] {

@@ -6,10 +6,11 @@ import NightscoutKit
 import NorthlightKit
 import XCTest
 
-@testable import LookoutConfig
-@testable import LookoutStore
-@testable import LookoutModules
 @testable import LookoutAutomation
+@testable import LookoutConfig
+@testable import LookoutModules
+@testable import LookoutStore
+import LookoutWire
 
 /// One Northlight simulator for the test process: growth is limited to 2 requests a minute, free
 /// to the seed's 5 items.

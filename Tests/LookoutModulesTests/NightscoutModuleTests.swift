@@ -6,8 +6,9 @@ import Lua
 import XCTest
 
 @testable import LookoutConfig
-@testable import LookoutStore
 @testable import LookoutModules
+@testable import LookoutStore
+import LookoutWire
 
 
 /// The `nightscout` Lua module against the simulator: v3 with a token, v1 with the API secret,

@@ -6,8 +6,9 @@ import NightscoutKit
 import XCTest
 
 @testable import LookoutConfig
-@testable import LookoutStore
 @testable import LookoutModules
+@testable import LookoutStore
+import LookoutWire
 
 /// `home:sync`, `home:full_sync` and `home:mirror` against the shared simulator, with the mirror
 /// in the state database.

@@ -7,8 +7,9 @@ import NorthlightKit
 import XCTest
 
 @testable import LookoutConfig
-@testable import LookoutStore
 @testable import LookoutModules
+@testable import LookoutStore
+import LookoutWire
 
 /// Records every log message with its metadata.
 final class RecordingLogHandler: LogHandler, @unchecked Sendable {

@@ -6,6 +6,7 @@ import XCTest
 
 @testable import LookoutConfig
 @testable import LookoutModules
+import LookoutWire
 
 
 /// A second simulator, with security on, for token errors (never stopped either).

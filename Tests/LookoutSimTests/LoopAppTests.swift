@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-import LookoutModules
 import LookoutSim
 import XCTest
+import LookoutWire
 
 /// The simulated receiving Loop app (spec §5.1 "Loop side", §5.2): OTP validation, duplicate and
 /// expiry handling, and what it uploads as treatments. Simulators are left running (never

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-import LookoutConfig
 import LookoutSim
 import XCTest
+import LookoutWire
 
 final class NightscoutLoopAndFaultTests: XCTestCase {
     func testLoopNotificationPreconditionsAndRecording() async throws {

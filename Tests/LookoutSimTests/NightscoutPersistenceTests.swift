@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import LookoutModules
 import LookoutSim
 import XCTest
 

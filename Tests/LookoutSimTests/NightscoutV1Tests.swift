@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import LookoutSim
 import XCTest
+import LookoutWire
 
 final class NightscoutV1Tests: XCTestCase {
     // Simulated now: 2024-05-01T10:00:00Z = 1714557600000.

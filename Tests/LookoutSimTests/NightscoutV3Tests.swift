@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import LookoutSim
 import XCTest
+import LookoutWire
 
 final class NightscoutV3Tests: XCTestCase {
     func testIdentifierVectors() {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import LookoutSim
 import XCTest
+import LookoutWire
 
 /// `/api/v2/remotecommands` (spec §5.3) on the wire: auth, validation, filters, the switch that
 /// turns the endpoint off, and the automatic receiving app.

@@ -6,6 +6,7 @@ import LookoutTestSupport
 import NIOCore
 import WSClient
 import XCTest
+import LookoutWire
 
 /// Simulators shared by the whole test process and never stopped (stopping Hummingbird while a
 /// connection arrives can trap in NIO). Both are driven by hand (`autoTick: false`) with a

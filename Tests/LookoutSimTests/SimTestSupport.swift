@@ -1,11 +1,10 @@
 import AsyncHTTPClient
 import Foundation
-import LookoutConfig
-import LookoutModules
 import LookoutSim
 import NIOCore
 import NIOHTTP1
 import XCTest
+import LookoutWire
 
 /// A response as the tests see it.
 struct HTTPResult {

@@ -1,6 +1,6 @@
 import Foundation
-import LookoutModules
 @testable import NightscoutKit
+import LookoutWire
 import XCTest
 
 final class CredentialsTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import NightscoutKit
+import LookoutWire
 
 final class NightscoutDateTests: XCTestCase {
     func testISOParsingTable() throws {

@@ -320,7 +320,6 @@ from importlib.metadata import version
 
 import aiohttp
 import py_nightscout
-import LookoutAutomation
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 

@@ -2,6 +2,7 @@ import Foundation
 import LookoutSim
 import XCTest
 @testable import NightscoutKit
+import LookoutWire
 
 /// Simulators for the Remote 2.0 tests, started once and never stopped: `main` (receiving app
 /// stepped by hand) and `without` (no `/api/v2/remotecommands`, like every released Nightscout).
@@ -101,7 +102,7 @@ final class RemoteCommandTests: XCTestCase {
                                      .closedLoop(active: true), .autobolus(active: false)] {
             var c = RemoteCommand(id: "abc", createdDate: created, action: action, otp: "123456")
             c.status = CommandStatus(state: .error, message: "Password 123456 has expired")
-            let decoded = try RemoteCommand(json: try JSONValueParser.parse(c.encoded(includingID: true)))
+            let decoded = try RemoteCommand(json: try JSONParser.parse(c.encoded(includingID: true)))
             XCTAssertEqual(decoded, c)
         }
         let bad: [(String, String)] = [
@@ -113,7 +114,7 @@ final class RemoteCommandTests: XCTestCase {
             (#"{"version":"2.0","createdDate":"2023-03-19T12:00:00.000-0500","status":{"state":"Pending"},"action":{}}"#, "'action' must be an object with one key"),
         ]
         for (json, expected) in bad {
-            XCTAssertThrowsError(try RemoteCommand(json: try JSONValueParser.parse(json))) { error in
+            XCTAssertThrowsError(try RemoteCommand(json: try JSONParser.parse(json))) { error in
                 XCTAssertTrue(String(describing: error).contains(expected), "\(error) should contain \(expected)")
             }
         }

@@ -1,6 +1,4 @@
 import Foundation
-import LookoutConfig
-import LookoutModules
 @testable import NightscoutKit
 import XCTest
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import NightscoutKit
+import LookoutWire
 
 /// Decodes `json` as `T`.
 func decode<T: Decodable>(_ type: T.Type, _ json: String, file: StaticString = #filePath, line: UInt = #line) throws -> T {

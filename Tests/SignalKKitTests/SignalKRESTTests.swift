@@ -1,33 +1,31 @@
 import Foundation
-import LookoutConfig
-import LookoutModules
 import LookoutSim
 import SignalKKit
 import XCTest
 
 /// A scripted transport: answers requests from a handler and records them.
-final class SKFakeTransport: SignalKHTTPTransport, @unchecked Sendable {
+final class SignalKFakeTransport: SignalKHTTPTransport, @unchecked Sendable {
     private let lock = NSLock()
-    private var _requests: [SKHTTPRequest] = []
-    private let handler: @Sendable (SKHTTPRequest, Int) -> SKHTTPResponse
-    init(_ handler: @escaping @Sendable (SKHTTPRequest, Int) -> SKHTTPResponse) { self.handler = handler }
-    var requests: [SKHTTPRequest] { lock.withLock { _requests } }
-    func send(_ request: SKHTTPRequest, timeout: Duration) async throws -> SKHTTPResponse {
+    private var _requests: [SignalKHTTPRequest] = []
+    private let handler: @Sendable (SignalKHTTPRequest, Int) -> SignalKHTTPResponse
+    init(_ handler: @escaping @Sendable (SignalKHTTPRequest, Int) -> SignalKHTTPResponse) { self.handler = handler }
+    var requests: [SignalKHTTPRequest] { lock.withLock { _requests } }
+    func send(_ request: SignalKHTTPRequest, timeout: Duration) async throws -> SignalKHTTPResponse {
         let n = lock.withLock { _requests.append(request); return _requests.count - 1 }
         return handler(request, n)
     }
 }
 
 /// Records requested sleeps and returns at once.
-final class SKFakeSleep: @unchecked Sendable {
+final class SignalKFakeSleep: @unchecked Sendable {
     private let lock = NSLock()
     private var _slept: [Duration] = []
     var slept: [Duration] { lock.withLock { _slept } }
     var sleep: SignalKSleep { { d in self.lock.withLock { self._slept.append(d) } } }
 }
 
-func skResponse(_ status: Int, _ json: String) -> SKHTTPResponse {
-    SKHTTPResponse(status: status, headers: [SKHTTPHeader("Content-Type", "application/json")], body: Data(json.utf8))
+func skResponse(_ status: Int, _ json: String) -> SignalKHTTPResponse {
+    SignalKHTTPResponse(status: status, headers: [SignalKHTTPHeader("Content-Type", "application/json")], body: Data(json.utf8))
 }
 
 func skTempDir() -> URL {
@@ -48,7 +46,7 @@ final class SignalKRESTTests: XCTestCase {
     // MARK: against the simulator
 
     func testDiscoverAndGetPathsFromSimulator() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let ep = try await SignalKREST.discover(server: r.base)
         XCTAssertEqual(ep.serverId, "signalk-server-node")
         XCTAssertEqual(ep.ws?.path, "/signalk/v1/stream")
@@ -76,7 +74,7 @@ final class SignalKRESTTests: XCTestCase {
 
     /// The simulator has no PUT handlers: a PUT gets its 404 and surfaces as a clear HTTP error.
     func testPutAgainstSimulatorWithoutHandlers() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let rest = SignalKREST(server: r.base)
         do {
             try await rest.put("electrical.switches.anchorLight.state", value: 1)
@@ -98,7 +96,7 @@ final class SignalKRESTTests: XCTestCase {
     // MARK: PUT format and polling (scripted transport)
 
     func testPutSyncCompletedWithBearerToken() async throws {
-        let t = SKFakeTransport { _, _ in
+        let t = SignalKFakeTransport { _, _ in
             skResponse(200, #"{"state":"COMPLETED","requestId":"r1","statusCode":200,"href":"/signalk/v1/requests/r1"}"#)
         }
         let rest = SignalKREST(server: URL(string: "http://boat:3000")!, transport: t, tokenProvider: { "TOKEN123" })
@@ -111,12 +109,12 @@ final class SignalKRESTTests: XCTestCase {
         XCTAssertEqual(req.header("Authorization"), "Bearer TOKEN123")
         XCTAssertEqual(req.header("Content-Type"), "application/json")
         XCTAssertNil(req.header("Cookie"))
-        let body = try SKJSON.parse(XCTUnwrap(req.body))
+        let body = try SignalKJSON.parse(XCTUnwrap(req.body))
         XCTAssertEqual(body, ["value": 1, "source": "venus.1"])
     }
 
     func testPutPendingIsPolledUntilCompleted() async throws {
-        let t = SKFakeTransport { req, n in
+        let t = SignalKFakeTransport { req, n in
             if req.method == "PUT" {
                 return skResponse(202, #"{"state":"PENDING","requestId":"r2","statusCode":202,"href":"/signalk/v1/requests/r2"}"#)
             }
@@ -124,7 +122,7 @@ final class SignalKRESTTests: XCTestCase {
                 ? skResponse(200, #"{"state":"PENDING","requestId":"r2","statusCode":202,"href":"/signalk/v1/requests/r2"}"#)
                 : skResponse(200, #"{"state":"COMPLETED","requestId":"r2","statusCode":200}"#)
         }
-        let s = SKFakeSleep()
+        let s = SignalKFakeSleep()
         let rest = SignalKREST(server: URL(string: "http://boat:3000")!, transport: t, sleep: s.sleep)
         let res = try await rest.put("steering.autopilot.target.headingMagnetic", value: 1.5,
                                      pollInterval: .milliseconds(100))
@@ -135,7 +133,7 @@ final class SignalKRESTTests: XCTestCase {
     }
 
     func testPutFailureAndTimeout() async throws {
-        let t405 = SKFakeTransport { _, _ in
+        let t405 = SignalKFakeTransport { _, _ in
             skResponse(405, #"{"state":"COMPLETED","requestId":"r3","statusCode":405,"message":"PUT not supported for x"}"#)
         }
         do {
@@ -144,10 +142,10 @@ final class SignalKRESTTests: XCTestCase {
         } catch let e as SignalKClientError {
             XCTAssertEqual(e, .requestFailed(state: "COMPLETED", statusCode: 405, message: "PUT not supported for x"))
         }
-        let tPending = SKFakeTransport { _, _ in
+        let tPending = SignalKFakeTransport { _, _ in
             skResponse(202, #"{"state":"PENDING","requestId":"r4","statusCode":202,"href":"/signalk/v1/requests/r4"}"#)
         }
-        let s = SKFakeSleep()
+        let s = SignalKFakeSleep()
         do {
             try await SignalKREST(server: URL(string: "http://boat:3000")!, transport: tPending, sleep: s.sleep)
                 .put("a.b", value: 1, timeout: .seconds(3))
@@ -156,7 +154,7 @@ final class SignalKRESTTests: XCTestCase {
             guard case .timeout = e else { return XCTFail("\(e)") }
         }
         XCTAssertEqual(s.slept.count, 3)
-        let t401 = SKFakeTransport { _, _ in skResponse(401, #"{"error":"Permission Denied"}"#) }
+        let t401 = SignalKFakeTransport { _, _ in skResponse(401, #"{"error":"Permission Denied"}"#) }
         do {
             try await SignalKREST(server: URL(string: "http://boat:3000")!, transport: t401, tokenProvider: { "SECRET" })
                 .put("a.b", value: 1)
@@ -170,7 +168,7 @@ final class SignalKRESTTests: XCTestCase {
     // MARK: tokens and access requests (the simulator has no security)
 
     func testAccessRequestAgainstSimulatorIsUnavailable() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let store = SignalKTokenStore(directory: skTempDir(), host: SignalKTokenStore.hostKey(for: r.base))
         let access = SignalKAccess(server: r.base, tokenStore: store)
         do {
@@ -184,16 +182,16 @@ final class SignalKRESTTests: XCTestCase {
     func testAccessRequestApprovedStoresTokenIn0600File() async throws {
         let dir = skTempDir()
         let token = skJWT(exp: 4_102_444_800)  // 2100-01-01
-        let t = SKFakeTransport { req, n in
+        let t = SignalKFakeTransport { req, n in
             if req.method == "POST" {
                 return skResponse(202, #"{"state":"PENDING","requestId":"q1","statusCode":202,"href":"/signalk/v1/requests/q1"}"#)
             }
             if n < 3 { return skResponse(200, #"{"state":"PENDING","requestId":"q1","statusCode":202,"href":"/signalk/v1/requests/q1"}"#) }
             return skResponse(200, #"{"state":"COMPLETED","requestId":"q1","statusCode":200,"accessRequest":{"permission":"APPROVED","token":"\#(token)"}}"#)
         }
-        let s = SKFakeSleep()
+        let s = SignalKFakeSleep()
         let store = SignalKTokenStore(directory: dir, host: "boat.local:3000")
-        let states = SKStateLog()
+        let states = SignalKStateLog()
         let access = SignalKAccess(server: URL(string: "http://boat.local:3000")!, tokenStore: store, transport: t, sleep: s.sleep)
         let got = try await access.requestAccess(description: "Helm – Lookout", permissions: .readwrite,
                                                  pollInterval: .milliseconds(10)) { states.add($0) }
@@ -205,7 +203,7 @@ final class SignalKRESTTests: XCTestCase {
         // Request format.
         let post = t.requests[0]
         XCTAssertEqual(post.url.absoluteString, "http://boat.local:3000/signalk/v1/access/requests")
-        let body = try SKJSON.parse(XCTUnwrap(post.body))
+        let body = try SignalKJSON.parse(XCTUnwrap(post.body))
         let clientId = try await store.clientId()
         XCTAssertEqual(body, ["clientId": .string(clientId), "description": "Helm – Lookout", "permissions": "readwrite"])
         XCTAssertNotNil(UUID(uuidString: clientId))
@@ -224,21 +222,21 @@ final class SignalKRESTTests: XCTestCase {
         XCTAssertFalse(rec.description.contains(token))
 
         // The token is then used by REST as a Bearer header.
-        let t2 = SKFakeTransport { _, _ in skResponse(200, #""vessels.urn:x""#) }
+        let t2 = SignalKFakeTransport { _, _ in skResponse(200, #""vessels.urn:x""#) }
         _ = try await SignalKREST(server: URL(string: "http://boat.local:3000")!, transport: t2, tokenStore: again).get("self")
         XCTAssertEqual(t2.requests.first?.header("Authorization"), "Bearer " + token)
     }
 
     func testAccessRequestDeniedAndExpiredToken() async throws {
         let dir = skTempDir()
-        let t = SKFakeTransport { req, _ in
+        let t = SignalKFakeTransport { req, _ in
             if req.method == "POST" {
                 return skResponse(202, #"{"state":"PENDING","requestId":"q2","statusCode":202,"href":"/signalk/v1/requests/q2"}"#)
             }
             return skResponse(200, #"{"state":"COMPLETED","requestId":"q2","statusCode":200,"accessRequest":{"permission":"DENIED"}}"#)
         }
         let store = SignalKTokenStore(directory: dir, host: "b:1")
-        let access = SignalKAccess(server: URL(string: "http://b:1")!, tokenStore: store, transport: t, sleep: SKFakeSleep().sleep)
+        let access = SignalKAccess(server: URL(string: "http://b:1")!, tokenStore: store, transport: t, sleep: SignalKFakeSleep().sleep)
         do {
             try await access.requestAccess(description: "x")
             XCTFail("expected denial")
@@ -261,8 +259,8 @@ final class SignalKRESTTests: XCTestCase {
     }
 
     func testLoginRequestFormatAndFailure() async throws {
-        let t = SKFakeTransport { req, _ in
-            let body = (try? SKJSON.parse(req.body ?? Data())) ?? .null
+        let t = SignalKFakeTransport { req, _ in
+            let body = (try? SignalKJSON.parse(req.body ?? Data())) ?? .null
             if body["password"]?.stringValue == "good" {
                 return skResponse(200, #"{"timeToLive":null,"token":"eyJhbGciOiJIUzI1NiJ9.eyJpZCI6ImFsaWNlIn0.s"}"#)
             }
@@ -277,7 +275,7 @@ final class SignalKRESTTests: XCTestCase {
         XCTAssertEqual(req.method, "POST")
         XCTAssertEqual(req.url.path, "/signalk/v1/auth/login")
         XCTAssertEqual(req.header("Content-Type"), "application/json")
-        XCTAssertEqual(try SKJSON.parse(XCTUnwrap(req.body)), ["username": "alice", "password": "good", "rememberMe": false])
+        XCTAssertEqual(try SignalKJSON.parse(XCTUnwrap(req.body)), ["username": "alice", "password": "good", "rememberMe": false])
         let stored = await store.token()
         XCTAssertEqual(stored, ok.token)
         do {
@@ -292,7 +290,7 @@ final class SignalKRESTTests: XCTestCase {
     }
 
     func testErrorDescriptionsRedactTokens() async throws {
-        let t = SKFakeTransport { _, _ in skResponse(400, #"{"message":"bad token eyJhbGciOi.payload.sig"}"#) }
+        let t = SignalKFakeTransport { _, _ in skResponse(400, #"{"message":"bad token eyJhbGciOi.payload.sig"}"#) }
         do {
             _ = try await SignalKREST(server: URL(string: "http://e:1")!, transport: t, tokenProvider: { "eyJSECRET" }).get("self")
             XCTFail("expected 400")
@@ -304,7 +302,7 @@ final class SignalKRESTTests: XCTestCase {
 }
 
 /// Collects access states (from a synchronous callback).
-final class SKStateLog: @unchecked Sendable {
+final class SignalKStateLog: @unchecked Sendable {
     private let lock = NSLock()
     private var states: [SignalKAccessState] = []
     func add(_ s: SignalKAccessState) { lock.withLock { states.append(s) } }

@@ -1,14 +1,12 @@
 import Foundation
-import LookoutConfig
-import LookoutModules
 import LookoutSim
 import SignalKKit
 import XCTest
 
 /// One simulator with security on, users and PUT handlers for the whole process (the simulator is
 /// never stopped; see `SignalKSimulator.stop()`).
-actor SKSecureSim {
-    static let shared = SKSecureSim()
+actor SignalKSecureSim {
+    static let shared = SignalKSecureSim()
     struct Running: Sendable {
         let sim: SignalKSimulator
         let clock: SimulatedClock
@@ -38,14 +36,14 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
         SignalKTokenStore(directory: skTempDir(), host: SignalKTokenStore.hostKey(for: base))
     }
 
-    func adminREST(_ r: SKSecureSim.Running, sleep: SignalKSleep? = nil) async throws -> SignalKREST {
+    func adminREST(_ r: SignalKSecureSim.Running, sleep: SignalKSleep? = nil) async throws -> SignalKREST {
         let store = tokenStore(r.base)
         try await SignalKAccess(server: r.base, tokenStore: store).login(username: "admin", password: "secret")
         return SignalKREST(server: r.base, tokenStore: store, sleep: sleep)
     }
 
-    func raw(_ method: String, _ url: URL, _ body: String?, headers: [SKHTTPHeader] = []) async throws -> SKHTTPResponse {
-        let req = SKHTTPRequest(method: method, url: url, headers: [SKHTTPHeader("Content-Type", "application/json")] + headers,
+    func raw(_ method: String, _ url: URL, _ body: String?, headers: [SignalKHTTPHeader] = []) async throws -> SignalKHTTPResponse {
+        let req = SignalKHTTPRequest(method: method, url: url, headers: [SignalKHTTPHeader("Content-Type", "application/json")] + headers,
                                 body: body.map { Data($0.utf8) })
         return try await SignalKAsyncHTTPTransport().send(req, timeout: .seconds(10))
     }
@@ -73,7 +71,7 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     // MARK: security on: REST needs a token
 
     func testRESTWithoutOrWithBadTokenIs401() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let ep = try await SignalKREST.discover(server: r.base)  // discovery ignores auth
         XCTAssertEqual(ep.serverId, "signalk-server-node")
         await expectUnauthorized("Unauthorized") { _ = try await SignalKREST(server: r.base).get("self") }
@@ -86,7 +84,7 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     }
 
     func testLoginIssuesTokenAcceptedForREST() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let store = tokenStore(r.base)
         let access = SignalKAccess(server: r.base, tokenStore: store)
         await expectUnauthorized("Invalid username/password") {
@@ -105,9 +103,9 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
         XCTAssertNotNil(sog["value"]?.doubleValue)
         // JWT also accepted under the `JWT` scheme and as the JAUTHENTICATION cookie.
         let url = r.base.appendingPathComponent("signalk/v1/api/self")
-        let a = try await raw("GET", url, nil, headers: [SKHTTPHeader("Authorization", "JWT " + login.token)])
+        let a = try await raw("GET", url, nil, headers: [SignalKHTTPHeader("Authorization", "JWT " + login.token)])
         XCTAssertEqual(a.status, 200)
-        let c = try await raw("GET", url, nil, headers: [SKHTTPHeader("Cookie", "JAUTHENTICATION=" + login.token)])
+        let c = try await raw("GET", url, nil, headers: [SignalKHTTPHeader("Cookie", "JAUTHENTICATION=" + login.token)])
         XCTAssertEqual(c.status, 200)
         let q = try await raw("GET", URL(string: url.absoluteString + "?token=" + login.token)!, nil)
         XCTAssertEqual(q.status, 401)  // ?token= is not accepted on REST
@@ -116,7 +114,7 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     // MARK: PUT
 
     func testPutSyncCompletedAndUnsupported() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let rest = try await adminREST(r)
         let result = try await rest.put("electrical.switches.anchorLight.state", value: 1)
         XCTAssertEqual(result.state, "COMPLETED")
@@ -137,7 +135,7 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
         // `.` and `/` are the same in the URL path.
         let token = try await SignalKAccess(server: r.base, tokenStore: tokenStore(r.base))
             .login(username: "admin", password: "secret").token
-        let auth = [SKHTTPHeader("Authorization", "Bearer " + token)]
+        let auth = [SignalKHTTPHeader("Authorization", "Bearer " + token)]
         let api = "\(r.base.absoluteString)/signalk/v1/api/"
         let dotted = try await raw("PUT", URL(string: api + "vessels/self/electrical/switches/anchorLight.state")!,
                                    #"{"value":0}"#, headers: auth)
@@ -155,9 +153,9 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     }
 
     func testPutPendingThenCompletedByPolling() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let sim = r.sim
-        let sleeps = SKFakeSleep()
+        let sleeps = SignalKFakeSleep()
         let rest = try await adminREST(r, sleep: { d in
             try await sleeps.sleep(d)
             for id in await sim.pendingPutRequestIDs() { await sim.completeRequest(id) }
@@ -174,14 +172,14 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     }
 
     func testPutPendingReplyShape() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let token = try await SignalKAccess(server: r.base, tokenStore: tokenStore(r.base))
             .login(username: "admin", password: "secret").token
         let resp = try await raw(
             "PUT", URL(string: "\(r.base.absoluteString)/signalk/v1/api/vessels/self/electrical/switches/deck/state")!,
-            #"{"value":1}"#, headers: [SKHTTPHeader("Authorization", "Bearer " + token)])
+            #"{"value":1}"#, headers: [SignalKHTTPHeader("Authorization", "Bearer " + token)])
         XCTAssertEqual(resp.status, 202)
-        let j = try SKJSON.parse(resp.body)
+        let j = try SignalKJSON.parse(resp.body)
         let id = try XCTUnwrap(j["requestId"]?.stringValue)
         XCTAssertEqual(j["state"]?.stringValue, "PENDING")
         XCTAssertEqual(j["statusCode"]?.intValue, 202)
@@ -194,7 +192,7 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     }
 
     func testPutFailedSyncAndAsync() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let sim = r.sim
         let rest = try await adminREST(r, sleep: { _ in
             for id in await sim.pendingPutRequestIDs() { await sim.completeRequest(id, statusCode: 502, message: "no answer") }
@@ -206,11 +204,11 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     // MARK: access requests
 
     func testAccessRequestApprovedTokenWorks() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let sim = r.sim
         let store = tokenStore(r.base)
         let clientId = try await store.clientId()
-        let states = SKStateLog()
+        let states = SignalKStateLog()
         let access = SignalKAccess(server: r.base, tokenStore: store, sleep: { _ in
             await sim.approveAccessRequest(clientId: clientId)
         })
@@ -237,7 +235,7 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     }
 
     func testReadonlyDeviceCannotPutAndTokenExpires() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let sim = r.sim
         // The token's `exp` comes from the simulator's clock, so the store judges expiry by it too.
         let store = SignalKTokenStore(directory: skTempDir(), host: SignalKTokenStore.hostKey(for: r.base), now: r.clock.now)
@@ -257,7 +255,7 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     }
 
     func testAccessRequestDenied() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let sim = r.sim
         let store = tokenStore(r.base)
         let clientId = try await store.clientId()
@@ -275,18 +273,18 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     }
 
     func testAccessRequestValidationAndDuplicate() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let url = r.base.appendingPathComponent("signalk/v1/access/requests")
         let clientId = UUID().uuidString.lowercased()
         let first = try await raw("POST", url, #"{"clientId":"\#(clientId)","description":"one"}"#)
         XCTAssertEqual(first.status, 202)
-        let j = try SKJSON.parse(first.body)
+        let j = try SignalKJSON.parse(first.body)
         XCTAssertEqual(j["state"]?.stringValue, "PENDING")
         XCTAssertEqual(j["statusCode"]?.intValue, 202)
         XCTAssertNotNil(j["ip"]?.stringValue)
         let dup = try await raw("POST", url, #"{"clientId":"\#(clientId)","description":"one"}"#)
         XCTAssertEqual(dup.status, 400)
-        let d = try SKJSON.parse(dup.body)
+        let d = try SignalKJSON.parse(dup.body)
         XCTAssertEqual(d["state"]?.stringValue, "COMPLETED")
         XCTAssertEqual(d["message"]?.stringValue, "A device with clientId '\(clientId)' has already requested access")
         let noDescription = try await raw("POST", url, #"{"clientId":"x-\#(clientId)"}"#)
@@ -298,7 +296,7 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
     }
 
     func testAccessRequestsUnavailableWithoutSecurity() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let access = SignalKAccess(server: r.base, tokenStore: tokenStore(r.base))
         do {
             _ = try await access.submit(description: "x")
@@ -308,7 +306,7 @@ final class SignalKSimulatorSecurityTests: XCTestCase {
         }
         let resp = try await raw("POST", r.base.appendingPathComponent("signalk/v1/access/requests"),
                                  #"{"clientId":"a","description":"b"}"#)
-        XCTAssertEqual(try SKJSON.parse(resp.body)["message"]?.stringValue,
+        XCTAssertEqual(try SignalKJSON.parse(resp.body)["message"]?.stringValue,
                        "Access requests not available. Server security is not enabled.")
     }
 }

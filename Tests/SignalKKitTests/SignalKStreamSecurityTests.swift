@@ -7,27 +7,27 @@ import XCTest
 /// fails the upgrade, no token gets the hello and nothing else, and only `readwrite`/`admin`
 /// sockets may publish deltas.
 final class SignalKStreamSecurityTests: XCTestCase {
-    private func stream(_ base: URL, token: String?) async throws -> (SignalKStream, SKEventLog) {
+    private func stream(_ base: URL, token: String?) async throws -> (SignalKStream, SignalKEventLog) {
         var config = try SignalKStreamConfiguration(url: base)
         config.subscribe = .ownVessel
         config.initialBackoff = .milliseconds(50)
         config.maxBackoff = .milliseconds(200)
         let provider: (@Sendable () async -> String?)? = token.map { t in { @Sendable in t } }
         let stream = SignalKStream(configuration: config, tokenProvider: provider)
-        let log = SKEventLog()
+        let log = SignalKEventLog()
         await log.attach(stream)
         await stream.start()
         return (stream, log)
     }
 
-    private func adminToken(_ r: SKSecureSim.Running) async throws -> String {
+    private func adminToken(_ r: SignalKSecureSim.Running) async throws -> String {
         let store = SignalKTokenStore(directory: skTempDir(), host: SignalKTokenStore.hostKey(for: r.base))
         try await SignalKAccess(server: r.base, tokenStore: store).login(username: "admin", password: "secret")
         let token = await store.token()
         return try XCTUnwrap(token)
     }
 
-    private func deviceToken(_ r: SKSecureSim.Running, permissions: SignalKPermission) async throws -> String {
+    private func deviceToken(_ r: SignalKSecureSim.Running, permissions: SignalKPermission) async throws -> String {
         let store = SignalKTokenStore(directory: skTempDir(), host: SignalKTokenStore.hostKey(for: r.base))
         let clientId = try await store.clientId()
         let sim = r.sim
@@ -38,8 +38,8 @@ final class SignalKStreamSecurityTests: XCTestCase {
 
     /// Publishes `path` on `stream`, then ends the socket with an unsubscribe the server refuses
     /// (it answers and closes), so the server has handled the delta once the socket is gone.
-    private func publishThenEndSocket(_ stream: SignalKStream, log: SKEventLog, path: String) async throws {
-        let sent = await stream.publish(SKDelta(updates: [SKUpdate(timestamp: Date(), values: [SKPathValue(path: path, value: 1)])]))
+    private func publishThenEndSocket(_ stream: SignalKStream, log: SignalKEventLog, path: String) async throws {
+        let sent = await stream.publish(SignalKDelta(updates: [SignalKUpdate(timestamp: Date(), values: [SignalKPathValue(path: path, value: 1)])]))
         XCTAssertTrue(sent)
         let refused = await stream.send(#"{"context":"vessels.self","unsubscribe":[{"path":"x"}]}"#)
         XCTAssertTrue(refused)
@@ -56,7 +56,7 @@ final class SignalKStreamSecurityTests: XCTestCase {
     }
 
     func testBadTokenFailsTheUpgrade() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let (stream, log) = try await stream(r.base, token: skJWT(exp: nil))
         defer { Task { await stream.close() } }
         try await waitUntil("a failed attempt") {
@@ -72,7 +72,7 @@ final class SignalKStreamSecurityTests: XCTestCase {
     }
 
     func testNoTokenGetsHelloOnlyAndCannotPublish() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let (stream, log) = try await stream(r.base, token: nil)
         defer { Task { await stream.close() } }
         try await waitUntil("hello") { await stream.helloCount >= 1 }
@@ -88,7 +88,7 @@ final class SignalKStreamSecurityTests: XCTestCase {
     }
 
     func testReadonlyTokenReadsButCannotPublishReadwriteCan() async throws {
-        let r = try await SKSecureSim.shared.get()
+        let r = try await SignalKSecureSim.shared.get()
         let admin = SignalKREST(server: r.base, tokenProvider: { [t = try await adminToken(r)] in t })
 
         let readonly = try await deviceToken(r, permissions: .readonly)
@@ -104,7 +104,7 @@ final class SignalKStreamSecurityTests: XCTestCase {
         let (rw, _) = try await stream(r.base, token: readwrite)
         defer { Task { await rw.close() } }
         try await waitUntil("hello") { await rw.helloCount >= 1 }
-        let sent = await rw.publish(SKDelta(updates: [SKUpdate(values: [SKPathValue(path: "environment.wssec.readwrite", value: 2)])]))
+        let sent = await rw.publish(SignalKDelta(updates: [SignalKUpdate(values: [SignalKPathValue(path: "environment.wssec.readwrite", value: 2)])]))
         XCTAssertTrue(sent)
         try await waitUntil("the readwrite delta is stored") { (try? await Self.exists(admin, "environment.wssec.readwrite")) == true }
         let v = try await admin.get("environment.wssec.readwrite")

@@ -5,8 +5,8 @@ import XCTest
 
 /// One simulator for the whole test process, never stopped (stopping Hummingbird while a connection
 /// arrives can trap in NIO). Driven by hand (`autoTick: false`) with a simulated clock.
-actor SKNetSim {
-    static let shared = SKNetSim()
+actor SignalKNetSim {
+    static let shared = SignalKNetSim()
     struct Running: Sendable {
         let sim: SignalKSimulator
         let clock: SimulatedClock
@@ -48,8 +48,8 @@ func waitUntil(_ what: String, timeout: Double = 10, file: StaticString = #fileP
 }
 
 /// Records every event of one stream consumer.
-actor SKEventLog {
-    private(set) var deltas: [SKDelta] = []
+actor SignalKEventLog {
+    private(set) var deltas: [SignalKDelta] = []
     private(set) var warnings: [String] = []
     private(set) var states: [SignalKConnectionState] = []
     private var task: Task<Void, Never>?
@@ -77,13 +77,13 @@ actor SKEventLog {
 }
 
 final class SignalKStreamTests: XCTestCase {
-    func makeStream(_ base: URL, dedupe: Bool = true) async throws -> (SignalKStream, SKEventLog) {
+    func makeStream(_ base: URL, dedupe: Bool = true) async throws -> (SignalKStream, SignalKEventLog) {
         var config = try SignalKStreamConfiguration(url: base)
         config.initialBackoff = .milliseconds(50)
         config.maxBackoff = .milliseconds(400)
         config.deduplicate = dedupe
         let stream = SignalKStream(configuration: config)
-        let log = SKEventLog()
+        let log = SignalKEventLog()
         await log.attach(stream)
         await stream.start()
         try await waitUntil("hello") { await stream.helloCount >= 1 }
@@ -111,7 +111,7 @@ final class SignalKStreamTests: XCTestCase {
     }
 
     func testHelloAndDeltasArriveInStore() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let (stream, log) = try await makeStream(r.base)
         let hello = await stream.hello
         XCTAssertEqual(hello?.name, "signalk-server")
@@ -120,11 +120,11 @@ final class SignalKStreamTests: XCTestCase {
         XCTAssertEqual(selfCtx, r.sim.selfContext)
         if case .connected = await stream.state {} else { XCTFail("not connected") }
 
-        await stream.subscribe([SKSubscription(path: "navigation.*", policy: .instant)])
+        await stream.subscribe([SignalKSubscription(path: "navigation.*", policy: .instant)])
         // Immediate replay of cached values.
         try await waitUntil("replayed SOG") { await stream.store.value("navigation.speedOverGround") != nil }
         let before = await log.count("navigation.speedOverGround")
-        try await SKNetSim.shared.tick(3)
+        try await SignalKNetSim.shared.tick(3)
         try await waitUntil("3 live SOG deltas") { await log.count("navigation.speedOverGround") >= before + 3 }
         let leaf = await stream.store.leaf("navigation.speedOverGround")
         XCTAssertEqual(leaf?.context, r.sim.selfContext)
@@ -135,18 +135,18 @@ final class SignalKStreamTests: XCTestCase {
     }
 
     func testSubscribeWithPeriodBatchesValues() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let (stream, log) = try await makeStream(r.base)
         let path = "navigation.courseOverGroundTrue"
-        await stream.subscribe([SKSubscription(path: path, period: .seconds(1), policy: .fixed)])
-        await stream.subscribe([SKSubscription(path: "navigation.position", policy: .instant)])  // marker
+        await stream.subscribe([SignalKSubscription(path: path, period: .seconds(1), policy: .fixed)])
+        await stream.subscribe([SignalKSubscription(path: "navigation.position", policy: .instant)])  // marker
         try await waitUntil("replay") { await log.count("navigation.position") >= 1 }
         let before = await log.count(path)
         // 3 s of data at 10 Hz: 30 values, but a 1 s window sends only the latest per window.
-        try await SKNetSim.shared.tick(30)
+        try await SignalKNetSim.shared.tick(30)
         try await waitUntil("windows flushed") { await log.count(path) >= before + 2 }
         let markerBefore = await log.count("navigation.position")
-        try await SKNetSim.shared.tick(1)
+        try await SignalKNetSim.shared.tick(1)
         try await waitUntil("marker") { await log.count("navigation.position") > markerBefore }
         let got = await log.count(path) - before
         XCTAssertTrue((2...4).contains(got), "expected about 3 windowed values, got \(got)")
@@ -157,23 +157,23 @@ final class SignalKStreamTests: XCTestCase {
     }
 
     func testUnsubscribeStopsPath() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let (stream, log) = try await makeStream(r.base)
         let a = "navigation.speedOverGround", b = "navigation.courseOverGroundTrue"
-        await stream.subscribe([SKSubscription(path: a, policy: .instant), SKSubscription(path: b, policy: .instant)])
+        await stream.subscribe([SignalKSubscription(path: a, policy: .instant), SignalKSubscription(path: b, policy: .instant)])
         // Re-subscribing the same row is a no-op (nothing sent).
         let sent = await stream.subscribeMessagesSent
-        await stream.subscribe([SKSubscription(path: a, policy: .instant)])
+        await stream.subscribe([SignalKSubscription(path: a, policy: .instant)])
         let sentAfter = await stream.subscribeMessagesSent
         XCTAssertEqual(sentAfter, sent)
         try await waitUntil("replay a+b") { let x = await log.count(a); let y = await log.count(b); return x >= 1 && y >= 1 }
 
         await stream.unsubscribe(paths: [b])
         // A marker subscription: its replay proves the server handled the unsubscribe before it.
-        await stream.subscribe([SKSubscription(path: "navigation.position", policy: .instant)])
+        await stream.subscribe([SignalKSubscription(path: "navigation.position", policy: .instant)])
         try await waitUntil("marker replay") { await log.count("navigation.position") >= 1 }
         let bBefore = await log.count(b), aBefore = await log.count(a)
-        try await SKNetSim.shared.tick(2)
+        try await SignalKNetSim.shared.tick(2)
         try await waitUntil("a live") { await log.count(a) >= aBefore + 2 }
         let bAfter = await log.count(b)
         XCTAssertEqual(bAfter, bBefore, "no value for the unsubscribed path")
@@ -183,27 +183,27 @@ final class SignalKStreamTests: XCTestCase {
     }
 
     func testReconnectRestoresSubscriptionsExactlyOnce() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let (stream, log) = try await makeStream(r.base)
         let a = "navigation.speedOverGround", b = "navigation.headingTrue"
-        await stream.subscribe([SKSubscription(path: a, policy: .instant), SKSubscription(path: b, policy: .instant)])
+        await stream.subscribe([SignalKSubscription(path: a, policy: .instant), SignalKSubscription(path: b, policy: .instant)])
         try await waitUntil("replay") { await log.count(a) >= 1 }
-        try await SKNetSim.shared.tick(2)
+        try await SignalKNetSim.shared.tick(2)
         try await waitUntil("live before drop") { await log.count(a) >= 3 }
 
         await r.sim.dropAllConnections()
         try await waitUntil("reconnected") { await stream.helloCount >= 2 }
         // Marker: a new row sent after the restored ones; its replay proves they were processed.
-        await stream.subscribe([SKSubscription(path: "navigation.position", policy: .instant)])
+        await stream.subscribe([SignalKSubscription(path: "navigation.position", policy: .instant)])
         try await waitUntil("marker replay") { await log.count("navigation.position") >= 1 }
         let aBefore = await log.count(a), bBefore = await log.count(b)
         let suppressedBefore = await stream.suppressedDuplicateCount
-        try await SKNetSim.shared.tick(5)
+        try await SignalKNetSim.shared.tick(5)
         try await waitUntil("5 live values each") {
             let x = await log.count(a); let y = await log.count(b); return x >= aBefore + 5 && y >= bBefore + 5
         }
         // One more tick as a barrier: any duplicate of the first 5 would have arrived before it.
-        try await SKNetSim.shared.tick(1)
+        try await SignalKNetSim.shared.tick(1)
         try await waitUntil("barrier") {
             let x = await log.count(a); let y = await log.count(b); return x >= aBefore + 6 && y >= bBefore + 6
         }
@@ -222,10 +222,10 @@ final class SignalKStreamTests: XCTestCase {
     }
 
     func testRestartResubscribesAndWithoutDedupeSeesReplay() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let (stream, log) = try await makeStream(r.base, dedupe: false)
         let a = "navigation.speedOverGround"
-        await stream.subscribe([SKSubscription(path: a, policy: .instant)])
+        await stream.subscribe([SignalKSubscription(path: a, policy: .instant)])
         try await waitUntil("replay") { await log.count(a) >= 1 }
         let id1 = await stream.hello?.serverStartId
         await r.sim.restart()
@@ -235,10 +235,10 @@ final class SignalKStreamTests: XCTestCase {
         // The restored subscription replays the cached value (visible without dedupe) …
         try await waitUntil("replay after restart") { await log.count(a) >= 2 }
         let n = await log.count(a)
-        try await SKNetSim.shared.tick(2)
+        try await SignalKNetSim.shared.tick(2)
         // … and then each tick arrives exactly once.
         try await waitUntil("live") { await log.count(a) >= n + 2 }
-        try await SKNetSim.shared.tick(1)
+        try await SignalKNetSim.shared.tick(1)
         try await waitUntil("barrier") { await log.count(a) >= n + 3 }
         let final = await log.count(a)
         XCTAssertEqual(final, n + 3)
@@ -247,7 +247,7 @@ final class SignalKStreamTests: XCTestCase {
 
     /// The simulator has no security: a token (header or query form) must simply not break the connection.
     func testConnectsWithTokenHeaderAndQuery() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         for inQuery in [false, true] {
             var config = try SignalKStreamConfiguration(url: r.base)
             config.tokenInQuery = inQuery
@@ -259,14 +259,14 @@ final class SignalKStreamTests: XCTestCase {
     }
 
     func testCloseEndsEventsAndIgnoresLaterSubscribe() async throws {
-        let r = try await SKNetSim.shared.get()
+        let r = try await SignalKNetSim.shared.get()
         let (stream, _) = try await makeStream(r.base)
         let events = await stream.events()
         await stream.close()
         var last: SignalKStreamEvent?
         for await e in events { last = e }
         if case .state(.closed)? = last {} else { XCTFail("last event should be .closed, got \(String(describing: last))") }
-        await stream.subscribe([SKSubscription(path: "x")])
+        await stream.subscribe([SignalKSubscription(path: "x")])
         let ok = await stream.send("{}")
         XCTAssertFalse(ok)
     }

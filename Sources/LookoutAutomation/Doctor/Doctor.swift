@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import GarminKit
 import LookoutConfig
 import LookoutModules
@@ -95,7 +96,7 @@ public struct Doctor: Sendable {
             return DoctorCheck(subject, .failure, Self.plain(error))
         }
         let client = NightscoutClient(configuration: connection.configuration, timeout: timeout)
-        let site = Redaction.url(connection.configuration.siteURL)
+        let site = Redaction.display(connection.configuration.siteURL)
         do {
             let status = try await client.status()
             var words = "\(site): Nightscout \(status.version ?? "(version unknown)")"
@@ -129,7 +130,7 @@ public struct Doctor: Sendable {
         do { connection = try SignalKConnection.profile(name, config: config, environment: environment) } catch {
             return DoctorCheck(subject, .failure, Self.plain(error))
         }
-        let server = Redaction.url(connection.server)
+        let server = Redaction.display(connection.server)
         do {
             let endpoints = try await SignalKREST.discover(server: connection.server)
             var words = "\(server): \(endpoints.serverId ?? "Signal K server") \(endpoints.serverVersion ?? "")"

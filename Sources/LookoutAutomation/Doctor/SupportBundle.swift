@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import LookoutConfig
 import LookoutStore
 

@@ -3,6 +3,7 @@ import LookoutConfig
 import LookoutModules
 import LookoutStore
 import NightscoutKit
+import LookoutWire
 
 /// The durable notification queue of one state database: every message is stored before it is
 /// sent, under an id that makes queuing it twice a no-op; an attempt first claims the item in the

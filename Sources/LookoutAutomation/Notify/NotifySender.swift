@@ -6,6 +6,7 @@ import LookoutStore
 import Lua
 import NightscoutKit
 import SignalKKit
+import LookoutWire
 
 /// What one delivery attempt did.
 enum NotifyOutcome: Sendable, Equatable {
@@ -109,7 +110,7 @@ struct NotifySender: Sendable {
     /// `lookout`) with value `{state, method, message}`, published on a short-lived stream.
     private func signalK(_ message: NotifyMessage, _ channel: NotifyChannel) async -> NotifyOutcome {
         let connection: SignalKConnection
-        let delta: SKDelta
+        let delta: SignalKDelta
         do {
             let server = try channel.setting("server", required: true)!
             connection = try SignalKConnection.profile(server, config: config, environment: environment)
@@ -132,7 +133,7 @@ struct NotifySender: Sendable {
                 for await event in events {
                     switch event {
                     case .state(.connected):
-                        await stream.subscribe([SKSubscription(path: published.path)])
+                        await stream.subscribe([SignalKSubscription(path: published.path)])
                         guard await stream.publish(delta) else { return false }
                     case .delta(_, let changes):
                         if changes.contains(where: { $0.path == published.path && $0.value == published.value }) { return true }
@@ -158,16 +159,16 @@ struct NotifySender: Sendable {
 
     /// The Signal K notification states: urgent → alarm, warning → warn, info → alert (or
     /// the message's own `state`).
-    static func signalKDelta(_ message: NotifyMessage, base: String) throws -> SKDelta {
+    static func signalKDelta(_ message: NotifyMessage, base: String) throws -> SignalKDelta {
         guard base == "notifications" || base.hasPrefix("notifications.") else {
             throw LuaErrorInfo(code: "config", message: "[notify.\(message.channel)] path: must start with \"notifications.\", got \"\(base)\"",
                                service: "notify")
         }
         let state = message.state ?? (["urgent": "alarm", "warning": "warn"][message.severity] ?? "alert")
-        let method: [SKValue] = message.severity == "info" || state == "normal" ? [.string("visual")] : [.string("visual"), .string("sound")]
+        let method: [JSONValue] = message.severity == "info" || state == "normal" ? [.string("visual")] : [.string("visual"), .string("sound")]
         let leaf = (message.alertID ?? "message").replacingOccurrences(of: ".", with: "_")
-        let value = SKValue.object(["state": .string(state), "method": .array(method), "message": .string(message.line)])
-        return SKDelta(updates: [SKUpdate(dollarSource: "lookout", timestamp: Date(timeIntervalSince1970: Double(message.time) / 1000),
-                                          values: [SKPathValue(path: base + "." + leaf, value: value)])])
+        let value = JSONValue.object(["state": .string(state), "method": .array(method), "message": .string(message.line)])
+        return SignalKDelta(updates: [SignalKUpdate(dollarSource: "lookout", timestamp: Date(timeIntervalSince1970: Double(message.time) / 1000),
+                                          values: [SignalKPathValue(path: base + "." + leaf, value: value)])])
     }
 }

@@ -4,6 +4,7 @@ import LookoutStore
 import Lua
 import NightscoutKit
 import NorthlightKit
+import LookoutWire
 
 /// The object behind `feedback.client "app"`: a profile's `NorthlightClient`.
 final class FeedbackClient: LuaObject {
@@ -20,7 +21,7 @@ final class FeedbackClient: LuaObject {
         self.policy = policy
     }
 
-    var luaDescription: String { "feedback client \(connection.profile) (\(Redaction.url(connection.configuration.baseURL)))" }
+    var luaDescription: String { "feedback client \(connection.profile) (\(Redaction.display(connection.configuration.baseURL)))" }
     func luaClose(engine: LuaEngine) {}
 
     static var methods: [String: LuaBinding] {

@@ -4,6 +4,7 @@ import LookoutStore
 import Lua
 import NightscoutKit
 import NorthlightKit
+import LookoutWire
 
 /// `feedback`: Northlight feedback for scripts: submit feedback and bug reports, vote, read the
 /// public board and roadmap.

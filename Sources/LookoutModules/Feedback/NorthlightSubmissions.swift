@@ -3,6 +3,7 @@ import LookoutConfig
 import LookoutStore
 import NightscoutKit
 import NorthlightKit
+import LookoutWire
 
 /// Sends feedback and bug reports; when the network fails or the server answers 429 or 5xx the
 /// submission goes to the durable outbox (`lookout outbox` lists it) and is sent later, by this

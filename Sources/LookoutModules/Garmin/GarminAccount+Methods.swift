@@ -1,6 +1,7 @@
 import Foundation
 import GarminKit
 import Lua
+import LookoutWire
 
 /// The methods of a garmin client object.
 extension GarminAccount {
@@ -83,7 +84,7 @@ extension GarminAccount {
 
     /// Sleep data whose `dailySleepDTO.id` is null is no data (spec §12).
     @Sendable static func sleepless(_ body: Data) -> Bool {
-        guard let json = try? GarminJSON.parse(body) else { return false }
+        guard let json = try? JSONValue.parse(body) else { return false }
         return json["dailySleepDTO"]?["id"] == nil || json["dailySleepDTO"]?["id"] == .null
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import GarminKit
 import LookoutConfig
 import Lua

@@ -1,33 +1,23 @@
 import AsyncHTTPClient
 import Foundation
-import Logging
 import NIOCore
 import NIOHTTP1
 import NightscoutKit
+import LookoutWire
 
-/// Sends prepared requests with AsyncHTTPClient.
-///
-/// One process-wide client, configured like `HTTPClient.shared` (same TLS, pool and decompression
-/// settings) except that:
-/// - it follows no redirect itself: ``exchange(_:)`` follows at most 5 (`follow_redirects = true`),
+/// Sends the `http` module's prepared requests over LookoutWire's process-wide client
+/// (`WireHTTPClient.shared.client`, the one every Kit uses):
+/// - the client follows no redirect itself: ``exchange(_:)`` follows at most 5 (`follow_redirects = true`),
 ///   as AsyncHTTPClient would (303, and 301/302 after POST, become GET; `Authorization`, `Cookie`,
 ///   `Origin` dropped on a change of origin; a loop is an error), and checks every hop, so a
 ///   redirect cannot reach a remote-command endpoint (``RemoteCommandEndpoints``) either;
 /// - a refused connection fails at once instead of being retried until the connect timeout,
 ///   so scripts get `network` (retryable) rather than a late `timeout`.
-/// Like `HTTPClient.shared`, it lives as long as the process and is never shut down.
 public enum HTTPTransport {
-    /// The client (3xx answers come back as they are).
-    static let direct = makeClient(redirects: .disallow)
-
-    private static func makeClient(redirects: HTTPClient.Configuration.RedirectConfiguration) -> HTTPClient {
-        var configuration = HTTPClient.Configuration.singletonConfiguration
-        configuration.redirectConfiguration = redirects
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration,
-            backgroundActivityLogger: Logger(label: "lookout.http", factory: { _ in SwiftLogNoOpLogHandler() }))
-    }
+    /// The client: LookoutWire's, shared with every Kit (connect timeout, no redirect followed by
+    /// the client itself, a refused connection not retried). The redirects the `http` module
+    /// follows are walked here, hop by hop, with the remote-command check on each.
+    static var direct: HTTPClient { WireHTTPClient.shared.client }
 
     /// Sends `request` and reads the whole answer, within `request.timeout` for everything
     /// (AsyncHTTPClient's deadline covers only the response head, so the body read is raced
@@ -95,7 +85,7 @@ public enum HTTPTransport {
             next.body = nil
             next.headers.removeAll { ["content-length", "content-type"].contains($0.name.lowercased()) }
         }
-        if !NightscoutTransport.sameOrigin(base, target) {
+        if !HTTPOrigin.same(base, target) {
             next.headers.removeAll { ["origin", "cookie", "authorization", "proxy-authorization"].contains($0.name.lowercased()) }
         }
         return next

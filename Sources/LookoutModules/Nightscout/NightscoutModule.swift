@@ -3,6 +3,7 @@ import LookoutConfig
 import LookoutStore
 import Lua
 import NightscoutKit
+import LookoutWire
 
 /// `nightscout`: clients for Nightscout sites, and the glucose helpers of seed 001.
 ///

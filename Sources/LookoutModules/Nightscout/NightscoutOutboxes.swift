@@ -2,6 +2,7 @@ import Foundation
 import LookoutConfig
 import LookoutStore
 import NightscoutKit
+import LookoutWire
 
 /// The process's outboxes: one `Outbox` per queue (site and credential identity) and state database, each with a background
 /// drainer that sends what is due and sleeps until the next retry while anything is pending.

@@ -1,6 +1,7 @@
 import Foundation
 import Lua
 import NightscoutKit
+import LookoutWire
 
 /// `home:latest()`: the newest glucose reading, ready for an alert.
 extension NightscoutSite {

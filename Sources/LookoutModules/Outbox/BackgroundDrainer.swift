@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import LookoutConfig
 
 /// Sends a queue's due items in the background: drains, then sleeps until the earliest retry

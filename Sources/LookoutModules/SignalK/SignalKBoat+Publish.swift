@@ -40,7 +40,7 @@ extension SignalKLuaBoat {
 
     /// `{path=, value=}` or `{values={{path=, value=}, …} | {[path]=value, …}}`, with optional
     /// `context`, `source` (becomes `$source`) and `timestamp` (epoch ms or ISO-8601; default now).
-    static func sendDelta(_ opts: [String: LuaValue], call: LuaCall) throws(LuaRaise) -> SKDelta {
+    static func sendDelta(_ opts: [String: LuaValue], call: LuaCall) throws(LuaRaise) -> SignalKDelta {
         if let unknown = opts.keys.sorted().first(where: { !sendDeltaKeys.contains($0) }) {
             throw call.argumentError(1, "unknown option '\(unknown)' (known: \(sendDeltaKeys.sorted().joined(separator: ", ")))")
         }
@@ -68,33 +68,33 @@ extension SignalKLuaBoat {
             throw call.argumentError(1, "give either opts.path or opts.values, not both")
         }
         guard !entries.isEmpty else { throw call.argumentError(1, "opts.values: expected at least one value") }
-        var values: [SKPathValue] = []
+        var values: [SignalKPathValue] = []
         for (path, value) in entries {
-            do { values.append(SKPathValue(path: path, value: try SignalKLuaValues.skValue(value, path: path))) } catch {
+            do { values.append(SignalKPathValue(path: path, value: try SignalKLuaValues.skValue(value, path: path))) } catch {
                 throw call.argumentError(1, error.description)
             }
         }
         let context = try text(opts["context"], "opts.context", call)
         let source = try text(opts["source"], "opts.source", call)
         let time = try NightscoutTimeArgument.optionalDate(opts["timestamp"], what: "opts.timestamp") ?? call.engine.clock.now()
-        return SKDelta(context: context, updates: [SKUpdate(dollarSource: source, timestamp: time, values: values)])
+        return SignalKDelta(context: context, updates: [SignalKUpdate(dollarSource: source, timestamp: time, values: values)])
     }
 
     /// `()` / `"*"`: everything; `"path"`, `{"a", "b"}` or `{"a", context = "vessels.*"}`: those rows.
     static func unsubscribeArguments(_ call: LuaCall) throws(LuaRaise) -> ([String]?, String) {
         let value = try call.value(1, name: "paths")
         switch value {
-        case .nil: return (nil, SKContext.selfAlias)
+        case .nil: return (nil, SignalKContext.selfAlias)
         case .string:
             guard let p = value.text else { throw call.argumentError(1, "paths: expected a UTF-8 string") }
-            return p == "*" ? (nil, SKContext.selfAlias) : ([p], SKContext.selfAlias)
+            return p == "*" ? (nil, SignalKContext.selfAlias) : ([p], SignalKContext.selfAlias)
         case .array(let items):
             return (try items.enumerated().map { (i, v) throws(LuaRaise) in
                 guard let p = v.text else { throw call.argumentError(1, "paths[\(i + 1)]: expected a string") }
                 return p
-            }, SKContext.selfAlias)
+            }, SignalKContext.selfAlias)
         case .object(let o):
-            var context = SKContext.selfAlias
+            var context = SignalKContext.selfAlias
             var numbered: [(Int, String)] = []
             for (key, v) in o {
                 if key == "context" {

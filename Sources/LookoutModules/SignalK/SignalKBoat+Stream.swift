@@ -84,21 +84,21 @@ extension SignalKLuaBoat {
         if let unknown = opts.keys.sorted().first(where: { !deltaOptionNames.contains($0) }) {
             throw call.argumentError(1, "unknown option '\(unknown)' (known: \(deltaOptionNames.sorted().joined(separator: ", ")))")
         }
-        var paths: [SKPattern] = []
+        var paths: [SignalKPattern] = []
         switch opts["paths"] {
         case nil: break
-        case .string(let s)?: paths = [SKPattern(s.description)]
+        case .string(let s)?: paths = [SignalKPattern(s.description)]
         case .array(let items)?:
             for (i, item) in items.enumerated() {
                 guard let p = item.text else { throw call.argumentError(1, "opts.paths[\(i + 1)]: expected a string") }
-                paths.append(SKPattern(p))
+                paths.append(SignalKPattern(p))
             }
         default: throw call.argumentError(1, "opts.paths: expected a list of path patterns")
         }
-        var context: SKPattern?
+        var context: SignalKPattern?
         if let c = opts["context"] {
             guard let text = c.text else { throw call.argumentError(1, "opts.context: expected a string") }
-            context = SKPattern(text)
+            context = SignalKPattern(text)
         }
         var capacity = defaultBuffer
         if let b = opts["buffer"] {
@@ -141,7 +141,7 @@ extension SignalKLuaBoat {
     }
 
     /// Pushes a list of `{context, path, value, source, timestamp}` tables.
-    static func pushBatch(_ items: [SKChange], on L: OpaquePointer) {
+    static func pushBatch(_ items: [SignalKChange], on L: OpaquePointer) {
         let stack = LuaStack(L)
         guard stack.ensure(8) else { return stack.pushNil() }
         stack.pushTable(array: items.count)
@@ -162,7 +162,7 @@ extension SignalKLuaBoat {
             if let t = c.timestamp {
                 if t != lastDate {
                     lastDate = t
-                    lastText = SKTimestamp.format(t)
+                    lastText = SignalKTimestamp.format(t)
                 }
                 stack.push(lastText)
                 stack.setField("timestamp", in: -2)

@@ -2,6 +2,7 @@ import Foundation
 import LookoutConfig
 import Lua
 import SignalKKit
+import LookoutWire
 
 /// The object behind a script's boat (`local boat <close> = signalk.connect "boat"`): a started
 /// `SignalKStream` with its store, a REST client for reads the store cannot answer and for PUT,
@@ -30,7 +31,7 @@ final class SignalKLuaBoat: LuaObject {
     deinit { shutdown() }
 
     var luaDescription: String {
-        "signalk boat \(label) (\(Redaction.url(stream.configuration.url)))" + (isClosed ? " (closed)" : "")
+        "signalk boat \(label) (\(Redaction.display(stream.configuration.url)))" + (isClosed ? " (closed)" : "")
     }
 
     func luaClose(engine: LuaEngine) {
@@ -85,7 +86,7 @@ final class SignalKLuaBoat: LuaObject {
         "put": { call in
             let boat = try boat(call)
             let path = try call.string(1)
-            let value: SKValue
+            let value: JSONValue
             do { value = try SignalKLuaValues.skValue(try call.value(2)) } catch let e as LuaConversionError {
                 throw call.argumentError(2, e.description)
             }
@@ -132,7 +133,7 @@ final class SignalKLuaBoat: LuaObject {
             if let v = h.version { fields["version"] = .text(v) }
             if let v = h.selfContext { fields["self"] = .text(v) }
             if let v = h.serverStartId { fields["serverStartId"] = .text(v) }
-            if let v = h.timestamp { fields["timestamp"] = .text(SKTimestamp.format(v)) }
+            if let v = h.timestamp { fields["timestamp"] = .text(SignalKTimestamp.format(v)) }
             return call.returning(.object(fields))
         },
         "state": { call in

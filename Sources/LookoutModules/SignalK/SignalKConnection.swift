@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import LookoutConfig
 import Lua
 import SignalKKit
@@ -13,8 +14,8 @@ public struct SignalKConnection: Sendable {
     public var token: String?
     public var label: String
     /// Subscriptions sent once connected.
-    var rows: [SKSubscription] = []
-    var rowsContext = SKContext.selfAlias
+    var rows: [SignalKSubscription] = []
+    var rowsContext = SignalKContext.selfAlias
     /// How long `connect` waits for the hello.
     public var timeout: Double
 
@@ -80,7 +81,7 @@ public struct SignalKConnection: Sendable {
         guard let url = opts["url"]?.text else { throw call.argumentError(n, "opts.url: the server's address is required") }
         let token = try ScriptCredentialOptions.literal(opts, "token", call: call, n: n)
         var mode = SignalKSubscribeMode.ownVessel
-        var rows: [SKSubscription] = [], context = SKContext.selfAlias
+        var rows: [SignalKSubscription] = [], context = SignalKContext.selfAlias
         switch opts["subscribe"] {
         case nil: break
         case .string(let s)?:
@@ -95,7 +96,7 @@ public struct SignalKConnection: Sendable {
             timeout = try call.duration(value, argument: n, what: "opts.timeout", in: .timeout)
         }
         do {
-            var c = try make(url: url, token: token, label: Redaction.urlText(url), mode: mode, timeout: timeout)
+            var c = try make(url: url, token: token, label: Redaction.displayText(url), mode: mode, timeout: timeout)
             c.rows = rows
             c.rowsContext = context
             return c
@@ -110,9 +111,9 @@ public struct SignalKConnection: Sendable {
 enum SignalKRows {
     static let rowKeys: Set<String> = ["path", "period", "minPeriod", "policy", "format"]
 
-    static func parse(_ value: LuaValue, call: LuaCall, n: Int, name: String) throws(LuaRaise) -> ([SKSubscription], String) {
+    static func parse(_ value: LuaValue, call: LuaCall, n: Int, name: String) throws(LuaRaise) -> ([SignalKSubscription], String) {
         var items: [(Int, LuaValue)] = []
-        var context = SKContext.selfAlias
+        var context = SignalKContext.selfAlias
         switch value {
         case .array(let a):
             items = a.enumerated().map { ($0.offset + 1, $0.element) }
@@ -134,11 +135,11 @@ enum SignalKRows {
             throw call.argumentError(n, "\(name): expected a list of subscriptions")
         }
         guard !items.isEmpty else { throw call.argumentError(n, "\(name): expected at least one subscription") }
-        var rows: [SKSubscription] = []
+        var rows: [SignalKSubscription] = []
         for (i, item) in items {
             let at = "\(name)[\(i)]"
             if let path = item.text {
-                rows.append(SKSubscription(path: path))
+                rows.append(SignalKSubscription(path: path))
                 continue
             }
             guard case .object(let r) = item else { throw call.argumentError(n, "\(at): expected a path or a table with path") }
@@ -146,7 +147,7 @@ enum SignalKRows {
                 throw call.argumentError(n, "\(at): unknown key '\(unknown)' (known: \(rowKeys.sorted().joined(separator: ", ")))")
             }
             guard let path = r["path"]?.text else { throw call.argumentError(n, "\(at).path: expected a string") }
-            var row = SKSubscription(path: path)
+            var row = SignalKSubscription(path: path)
             if let p = r["period"] {
                 guard let ms = p.int, ms > 0 else { throw call.argumentError(n, "\(at).period: expected milliseconds > 0") }
                 row.period = .milliseconds(ms)
@@ -156,13 +157,13 @@ enum SignalKRows {
                 row.minPeriod = .milliseconds(ms)
             }
             if let p = r["policy"] {
-                guard let policy = p.text.flatMap(SKSubscriptionPolicy.init(rawValue:)) else {
+                guard let policy = p.text.flatMap(SignalKSubscriptionPolicy.init(rawValue:)) else {
                     throw call.argumentError(n, "\(at).policy: expected \"instant\" or \"fixed\"")
                 }
                 row.policy = policy
             }
             if let f = r["format"] {
-                guard let format = f.text.flatMap(SKSubscriptionFormat.init(rawValue:)) else {
+                guard let format = f.text.flatMap(SignalKSubscriptionFormat.init(rawValue:)) else {
                     throw call.argumentError(n, "\(at).format: expected \"delta\" or \"full\"")
                 }
                 row.format = format

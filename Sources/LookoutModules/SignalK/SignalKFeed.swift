@@ -14,10 +14,10 @@ final class SignalKFeed: @unchecked Sendable {
     private var targets: [SignalKDeltaBuffer] = []
     private var finished = false
     private var _state: SignalKConnectionState = .idle
-    private var _hello: SKHello?
+    private var _hello: SignalKHello?
 
     public var state: SignalKConnectionState { lock.withLock { _state } }
-    var hello: SKHello? { lock.withLock { _hello } }
+    var hello: SignalKHello? { lock.withLock { _hello } }
 
     func setState(_ s: SignalKConnectionState) {
         lock.withLock {
@@ -26,7 +26,7 @@ final class SignalKFeed: @unchecked Sendable {
         }
     }
 
-    func setHello(_ h: SKHello) { lock.withLock { _hello = h } }
+    func setHello(_ h: SignalKHello) { lock.withLock { _hello = h } }
 
     /// Adds a loop's buffer; a feed that already ended finishes it at once.
     func add(_ buffer: SignalKDeltaBuffer) {
@@ -49,7 +49,7 @@ final class SignalKFeed: @unchecked Sendable {
     /// Number of open loops (tests, `tostring`).
     var loopCount: Int { lock.withLock { buffers.count } }
 
-    func dispatch(_ changes: [SKChange]) {
+    func dispatch(_ changes: [SignalKChange]) {
         let targets = lock.withLock { self.targets }
         for buffer in targets { buffer.offer(changes) }
     }
@@ -75,11 +75,11 @@ final class SignalKDeltaBuffer: @unchecked Sendable {
     private let lock = NSLock()
     let capacity: Int
     /// Path patterns (empty: every path).
-    let paths: [SKPattern]
+    let paths: [SignalKPattern]
     /// Context pattern (nil: every context); `vessels.self`/`self` match the own vessel.
-    let context: SKPattern?
+    let context: SignalKPattern?
     private let matchesSelfAlias: Bool
-    private var ring: [SKChange?]
+    private var ring: [SignalKChange?]
     private var head = 0
     private var count = 0
     private var dropped = 0
@@ -87,15 +87,15 @@ final class SignalKDeltaBuffer: @unchecked Sendable {
     private var cancelled = false
     private var waiter: CheckedContinuation<Void, Never>?
 
-    init(capacity: Int, paths: [SKPattern], context: SKPattern?) {
+    init(capacity: Int, paths: [SignalKPattern], context: SignalKPattern?) {
         self.capacity = max(1, capacity)
         self.paths = paths
         self.context = context
-        matchesSelfAlias = context.map { $0.pattern == SKContext.selfAlias || $0.pattern == "self" } ?? false
+        matchesSelfAlias = context.map { $0.pattern == SignalKContext.selfAlias || $0.pattern == "self" } ?? false
         ring = Array(repeating: nil, count: self.capacity)
     }
 
-    private func accepts(_ c: SKChange) -> Bool {
+    private func accepts(_ c: SignalKChange) -> Bool {
         if c.isMeta { return false }
         if let context, !(matchesSelfAlias && c.isSelf), !context.matches(c.context) { return false }
         if paths.isEmpty { return true }
@@ -104,7 +104,7 @@ final class SignalKDeltaBuffer: @unchecked Sendable {
     }
 
     /// Appends the matching changes, dropping the oldest when full; wakes a waiting loop.
-    func offer(_ changes: [SKChange]) {
+    func offer(_ changes: [SignalKChange]) {
         let matching = changes.filter(accepts)
         guard !matching.isEmpty else { return }
         let wake = lock.withLock { () -> CheckedContinuation<Void, Never>? in
@@ -129,10 +129,10 @@ final class SignalKDeltaBuffer: @unchecked Sendable {
 
     /// Takes up to `limit` values, oldest first; `finished` when no more will come; `dropped` is
     /// the total dropped so far.
-    func take(_ limit: Int) -> (items: [SKChange], finished: Bool, dropped: Int) {
+    func take(_ limit: Int) -> (items: [SignalKChange], finished: Bool, dropped: Int) {
         lock.withLock {
             let n = min(limit, count)
-            var items: [SKChange] = []
+            var items: [SignalKChange] = []
             items.reserveCapacity(n)
             for _ in 0..<n {
                 items.append(ring[head]!)
@@ -181,7 +181,7 @@ final class SignalKDeltaBuffer: @unchecked Sendable {
 final class SignalKConnectGate: @unchecked Sendable {
     // @unchecked Sendable: every mutable field is only touched while holding `lock`.
     enum Outcome: Sendable {
-        case connected(SKHello)
+        case connected(SignalKHello)
         case failed(code: String, message: String)
     }
 

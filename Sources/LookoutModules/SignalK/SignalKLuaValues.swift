@@ -1,15 +1,16 @@
 import Foundation
 import Lua
 import SignalKKit
+import LookoutWire
 
 /// Signal K values in Lua and back, and how SignalKKit failures look to scripts.
 ///
-/// SKValue → Lua: numbers stay integers or floats as on the wire, objects become tables, arrays
+/// JSONValue → Lua: numbers stay integers or floats as on the wire, objects become tables, arrays
 /// become tables carrying `json.array_mt`, and JSON `null` becomes `json.null`. Values are pushed
 /// straight onto the stack (no intermediate `LuaValue`), because the delta loop is hot.
 enum SignalKLuaValues {
     /// Pushes `value` onto `stack`.
-    static func push(_ value: SKValue, on stack: LuaStack) {
+    static func push(_ value: JSONValue, on stack: LuaStack) {
         switch value {
         case .null: stack.pushNull()
         case .bool(let b): stack.push(b)
@@ -42,22 +43,22 @@ enum SignalKLuaValues {
 
     /// A value from a script (`boat:put`) as JSON; `nil`/`json.null` are `null`. Functions and
     /// strings that are not UTF-8 cannot be sent.
-    static func skValue(_ value: LuaValue, path: String = "value") throws(LuaConversionError) -> SKValue {
+    static func skValue(_ value: LuaValue, path: String = "value") throws(LuaConversionError) -> JSONValue {
         switch value {
         case .nil, .null: return .null
         case .bool(let b): return .bool(b)
-        case .int(let i): return .int(Int(i))
+        case .int(let i): return .int(Int64(i))
         case .double(let d): return .double(d)
         case .string(let s):
             guard let text = s.text else { throw LuaConversionError(path: path, message: "the string is not valid UTF-8") }
             return .string(text)
         case .array(let items):
-            var out: [SKValue] = []
+            var out: [JSONValue] = []
             out.reserveCapacity(items.count)
             for (i, item) in items.enumerated() { out.append(try skValue(item, path: "\(path)[\(i + 1)]")) }
             return .array(out)
         case .object(let fields):
-            var out: [String: SKValue] = [:]
+            var out: [String: JSONValue] = [:]
             for (key, item) in fields { out[key] = try skValue(item, path: "\(path).\(key)") }
             return .object(out)
         case .function:
@@ -67,7 +68,7 @@ enum SignalKLuaValues {
 
     /// A REST leaf (`{"value": …, "timestamp": …, "$source": …}`) reduced to its value; anything
     /// else (a branch of the tree) is returned whole.
-    static func leafValue(_ value: SKValue) -> SKValue {
+    static func leafValue(_ value: JSONValue) -> JSONValue {
         if case .object(let o) = value, let v = o["value"], o["timestamp"] != nil || o["$source"] != nil {
             return v
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import LookoutConfig
 import Lua
 import SignalKKit
@@ -61,12 +62,12 @@ public struct SignalKModule: LuaModule {
             },
         ], prefix: "signalk.", on: stack)
         engine.pushLibrary([
-            "rad_to_deg": { call in call.returning(.double(SKUnits.degrees(fromRadians: try call.number(1)))) },
-            "deg_to_rad": { call in call.returning(.double(SKUnits.radians(fromDegrees: try call.number(1)))) },
-            "ms_to_knots": { call in call.returning(.double(SKUnits.knots(fromMetersPerSecond: try call.number(1)))) },
-            "knots_to_ms": { call in call.returning(.double(SKUnits.metersPerSecond(fromKnots: try call.number(1)))) },
-            "k_to_c": { call in call.returning(.double(SKUnits.celsius(fromKelvin: try call.number(1)))) },
-            "c_to_k": { call in call.returning(.double(SKUnits.kelvin(fromCelsius: try call.number(1)))) },
+            "rad_to_deg": { call in call.returning(.double(SignalKUnits.degrees(fromRadians: try call.number(1)))) },
+            "deg_to_rad": { call in call.returning(.double(SignalKUnits.radians(fromDegrees: try call.number(1)))) },
+            "ms_to_knots": { call in call.returning(.double(SignalKUnits.knots(fromMetersPerSecond: try call.number(1)))) },
+            "knots_to_ms": { call in call.returning(.double(SignalKUnits.metersPerSecond(fromKnots: try call.number(1)))) },
+            "k_to_c": { call in call.returning(.double(SignalKUnits.celsius(fromKelvin: try call.number(1)))) },
+            "c_to_k": { call in call.returning(.double(SignalKUnits.kelvin(fromCelsius: try call.number(1)))) },
         ], prefix: "signalk.units.", on: stack)
         stack.setField("units", in: -2)
     }
@@ -120,7 +121,7 @@ public struct SignalKModule: LuaModule {
         let feed = SignalKFeed()
         let gate = SignalKConnectGate()
         let events = await stream.events()
-        let where_ = Redaction.url(c.configuration.url)
+        let where_ = Redaction.display(c.configuration.url)
         let pump = Task {
             for await event in events {
                 switch event {

@@ -1,6 +1,7 @@
 import Foundation
 import Lua
 import SignalKKit
+import LookoutWire
 
 extension LuaEngine {
     /// Whether this state's modules send or record actions that reach outside. Modules made by
@@ -77,7 +78,7 @@ public enum SideEffectRecorder {
     }
 
     /// `boat:put(path, value)`.
-    static func put(_ call: LuaCall, boat: String, path: String, value: SKValue) -> LuaReturn? {
+    static func put(_ call: LuaCall, boat: String, path: String, value: JSONValue) -> LuaReturn? {
         guard call.engine.recordSideEffect(kind: "signalk.put", target: boat, summary: "put \(path) = \(value.jsonString)",
                                            details: ["path": path, "value": value.jsonString])
         else { return nil }
@@ -85,7 +86,7 @@ public enum SideEffectRecorder {
     }
 
     /// `boat:send_delta{…}`.
-    static func delta(_ call: LuaCall, boat: String, _ delta: SKDelta) -> LuaReturn? {
+    static func delta(_ call: LuaCall, boat: String, _ delta: SignalKDelta) -> LuaReturn? {
         let values = delta.updates.flatMap(\.values).map { "\($0.path)=\($0.value.jsonString)" }
         guard call.engine.recordSideEffect(kind: "signalk.delta", target: boat, summary: "delta " + values.joined(separator: " "),
                                            details: ["values": values.joined(separator: " ")])

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import LookoutConfig
 
 /// What happens to actions that reach outside the host: notifications, Nightscout uploads and

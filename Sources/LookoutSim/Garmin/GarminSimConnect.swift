@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The Connect API endpoints of §12 with deterministic generated data. Requests need
 /// `Authorization: Bearer <valid access token>` (401 otherwise). Dates after the clock's date

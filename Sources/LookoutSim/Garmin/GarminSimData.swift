@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Deterministic, plausible Garmin data: every value is a function of the date (and account).
 enum GarminSimData {
@@ -56,13 +57,13 @@ enum GarminSimData {
         let steps = int(d, 1, 3000, 16000)
         return [
             "calendarDate": .string(d), "totalSteps": .int(Int64(steps)), "dailyStepGoal": 8000,
-            "totalDistanceMeters": .double(Double(steps) * 0.78), "totalKilocalories": .double(Double(int(d, 2, 1900, 2900))),
-            "activeKilocalories": .double(Double(int(d, 3, 200, 900))), "restingHeartRate": .int(Int64(int(d, 4, 48, 58))),
+            "totalDistanceMeters": .number(Double(steps) * 0.78), "totalKilocalories": .number(Double(int(d, 2, 1900, 2900))),
+            "activeKilocalories": .number(Double(int(d, 3, 200, 900))), "restingHeartRate": .int(Int64(int(d, 4, 48, 58))),
             "minHeartRate": .int(Int64(int(d, 5, 44, 50))), "maxHeartRate": .int(Int64(int(d, 6, 140, 182))),
             "averageStressLevel": .int(Int64(int(d, 7, 18, 45))), "bodyBatteryHighestValue": .int(Int64(int(d, 8, 70, 100))),
             "bodyBatteryLowestValue": .int(Int64(int(d, 9, 5, 30))), "bodyBatteryMostRecentValue": .int(Int64(int(d, 10, 20, 80))),
             "moderateIntensityMinutes": .int(Int64(int(d, 11, 0, 60))), "vigorousIntensityMinutes": .int(Int64(int(d, 12, 0, 40))),
-            "floorsAscended": .double(Double(int(d, 13, 0, 25))), "averageSpo2": .double(Double(int(d, 14, 93, 98))),
+            "floorsAscended": .number(Double(int(d, 13, 0, 25))), "averageSpo2": .number(Double(int(d, 14, 93, 98))),
         ]
     }
     static func steps(_ d: String) -> JSONValue {
@@ -100,7 +101,7 @@ enum GarminSimData {
                 "awakeSleepSeconds": empty ? .null : .int(Int64(awake)),
                 "sleepStartTimestampGMT": empty ? .null : .int(start),
                 "sleepEndTimestampGMT": empty ? .null : .int(start + Int64(deep + light + rem + awake) * 1000),
-                "averageSpO2Value": empty ? .null : .double(Double(int(d, 24, 93, 98))),
+                "averageSpO2Value": empty ? .null : .number(Double(int(d, 24, 93, 98))),
                 "sleepScores": empty ? .null : ["overall": ["value": .int(Int64(int(d, 25, 55, 95)))]],
             ],
             "sleepMovement": .array([]), "remSleepData": .bool(!empty), "sleepLevels": .array([]),
@@ -131,7 +132,7 @@ enum GarminSimData {
                     "durationInMilliseconds": 25_200_000, "bodyBatteryImpact": .int(Int64(int(d, 26, 20, 70))),
                     "feedbackType": "GOOD_SLEEP", "shortFeedback": "RESTFUL_NIGHT",
                 ],
-                "activityName": .null, "activityType": .null, "activityId": .null, "averageStress": .double(12.0),
+                "activityName": .null, "activityType": .null, "activityId": .null, "averageStress": .number(12.0),
             ],
             [
                 "event": [
@@ -140,7 +141,7 @@ enum GarminSimData {
                     "feedbackType": "EXERCISE_RUNNING", "shortFeedback": "EXERCISE_IMPACT",
                 ],
                 "activityName": "Evening Run", "activityType": "running", "activityId": .int(idFor(d)),
-                "averageStress": .double(55.0),
+                "averageStress": .number(55.0),
             ],
         ]
     }
@@ -164,13 +165,13 @@ enum GarminSimData {
     static func weight(_ d: String, empty: Bool) -> JSONValue {
         let grams = 61000.0 + Double(int(d, 50, -800, 800))
         let entry: JSONValue = [
-            "samplePk": .int(ms(d, minutes: 420)), "date": .int(ms(d, minutes: 420)), "calendarDate": .string(d), "weight": .double(grams),
-            "bmi": .double((grams / 1000 / (1.68 * 1.68) * 10).rounded() / 10), "bodyFat": .double(Double(int(d, 51, 190, 240)) / 10),
-            "bodyWater": .double(Double(int(d, 52, 540, 580)) / 10), "boneMass": 2700, "muscleMass": 27000, "sourceType": "INDEX_SCALE",
+            "samplePk": .int(ms(d, minutes: 420)), "date": .int(ms(d, minutes: 420)), "calendarDate": .string(d), "weight": .number(grams),
+            "bmi": .number((grams / 1000 / (1.68 * 1.68) * 10).rounded() / 10), "bodyFat": .number(Double(int(d, 51, 190, 240)) / 10),
+            "bodyWater": .number(Double(int(d, 52, 540, 580)) / 10), "boneMass": 2700, "muscleMass": 27000, "sourceType": "INDEX_SCALE",
             "timestampGMT": .int(ms(d, minutes: 420)), "weightDelta": .null,
         ]
         let list: [JSONValue] = empty || unit(d, 53) < 0.3 ? [] : [entry]
-        return ["startDate": .string(d), "endDate": .string(d), "dateWeightList": .array(list), "totalAverage": ["weight": list.isEmpty ? .null : .double(grams)]]
+        return ["startDate": .string(d), "endDate": .string(d), "dateWeightList": .array(list), "totalAverage": ["weight": list.isEmpty ? .null : .number(grams)]]
     }
     static func idFor(_ d: String) -> Int64 { 17_000_000_000 + Int64(parse(d)!.timeIntervalSince1970 / 86400) }
     /// 60 activities, one every day or two back from today, newest first.
@@ -188,9 +189,9 @@ enum GarminSimData {
                 "activityId": .int(id), "activityName": .string("\(type.replacingOccurrences(of: "_", with: " ").capitalized) \(i + 1)"),
                 "startTimeLocal": .string("\(d) 18:00:00"), "startTimeGMT": .string("\(d) 17:00:00"),
                 "activityType": ["typeId": .int(Int64(int(d, 60, 0, 4) + 1)), "typeKey": .string(type)],
-                "distance": .double(distance.rounded()), "duration": .double(duration), "elevationGain": .double(Double(int(d, 62, 0, 400))),
-                "averageSpeed": .double(duration > 0 ? (distance / duration * 1000).rounded() / 1000 : 0),
-                "calories": .double(Double(int(d, 63, 150, 900))), "averageHR": .double(Double(int(d, 64, 110, 160))),
+                "distance": .number(distance.rounded()), "duration": .number(duration), "elevationGain": .number(Double(int(d, 62, 0, 400))),
+                "averageSpeed": .number(duration > 0 ? (distance / duration * 1000).rounded() / 1000 : 0),
+                "calories": .number(Double(int(d, 63, 150, 900))), "averageHR": .number(Double(int(d, 64, 110, 160))),
             ]))
             date -= Double(1 + i % 2) * 86400
         }

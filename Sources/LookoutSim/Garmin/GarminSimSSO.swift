@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Cookie and query helpers of the simulated SSO.
 enum GarminSimCookies {

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The simulator's mutable state: SSO sessions, tickets, tokens, faults, counters, activity edits.
 actor GarminSimState {

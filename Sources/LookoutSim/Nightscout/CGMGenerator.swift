@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Deterministic synthetic Nightscout data: 5-minute CGM readings with trend arrows computed from
 /// the slope and sensor noise, meal carbs with boluses, and Loop devicestatus, plus named scenarios.

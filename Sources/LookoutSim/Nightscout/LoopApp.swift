@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// What the simulated Loop app did with one push (spec §5.1 "Loop side", §5.2).
 ///

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LookoutWire
 
 /// Hex digests used by Nightscout auth (§1.1, §1.2).
 enum NSHash {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LookoutWire
 
 /// v3 identifier calculation (§3.9): UUID v5 in the namespace `NightscoutRocks!`.
 enum NSIdentifier {

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// One call to `POST /api/v2/notifications/loop` as the simulator saw it (§5.1, §6.5).
 public struct LoopNotification: Sendable {
@@ -97,15 +98,15 @@ enum NightscoutLoop {
             guard let c = number(body["remoteCarbs"]), c > 0 else {
                 return fail("Loop remote carbs failed. Incorrect carbs entry: ")
             }
-            p["carbs-entry"] = .double(c)
-            p["absorption-time"] = .double(number(body["remoteAbsorption"]).flatMap { $0 > 0 ? $0 : nil } ?? 3.0)
+            p["carbs-entry"] = .number(c)
+            p["absorption-time"] = .number(number(body["remoteAbsorption"]).flatMap { $0 > 0 ? $0 : nil } ?? 3.0)
             if let s = body["created_at"] { p["start-time"] = s }
             if let otp, !otp.isEmpty { p["otp"] = .string(otp) }
         case "Remote Bolus Entry":
             guard let b = number(body["remoteBolus"]), b > 0 else {
                 return fail("Loop remote bolus failed. Incorrect bolus entry: ")
             }
-            p["bolus-entry"] = .double(b)
+            p["bolus-entry"] = .number(b)
             if let otp, !otp.isEmpty { p["otp"] = .string(otp) }
         default:
             return fail("Loop notification failed: Unhandled event type:")

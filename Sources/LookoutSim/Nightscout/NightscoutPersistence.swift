@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LookoutWire
 
 /// SQLite write-through persistence for the store (`Persistence.sqlite`): one row per document,
 /// keyed by collection and `_id`, in insertion order.

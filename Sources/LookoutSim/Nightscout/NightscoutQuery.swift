@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// API v1 `find[...]` query parsing (§2.1).
 enum NightscoutQuery {

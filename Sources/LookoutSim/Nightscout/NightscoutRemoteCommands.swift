@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// How the simulated receiving app (Loop with Remote 2.0) handles stored commands.
 public enum RemoteAppMode: Sendable, Equatable {

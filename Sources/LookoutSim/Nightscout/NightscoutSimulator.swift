@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import LookoutWire
 
 /// A local Nightscout server (cgm-remote-monitor 15.0.7 contract, see shared/specs/nightscout.md)
 /// for tests and `lookout sim`. It binds to 127.0.0.1 only and speaks plain HTTP (as with
@@ -275,16 +276,14 @@ actor RunState {
 }
 
 /// A settable clock for tests: pass `clock.now` as `Options.clock`.
-public final class SimulatedClock: @unchecked Sendable {
-    // @unchecked Sendable: `current` is only read or written under `lock`.
-    private let lock = NSLock()
-    private var current: Date
+public final class SimulatedClock: Sendable {
+    private let current: Locked<Date>
     /// Starts at `start`.
-    public init(_ start: Date = Date(timeIntervalSince1970: 1_714_557_600)) { current = start }
+    public init(_ start: Date = Date(timeIntervalSince1970: 1_714_557_600)) { current = Locked(start) }
     /// The current simulated time.
-    @Sendable public func now() -> Date { lock.withLock { current } }
+    @Sendable public func now() -> Date { current.withLock { $0 } }
     /// Moves the clock forward.
-    public func advance(by seconds: TimeInterval) { lock.withLock { current += seconds } }
+    public func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
     /// Sets the clock.
-    public func set(_ d: Date) { lock.withLock { current = d } }
+    public func set(_ d: Date) { current.withLock { $0 = d } }
 }

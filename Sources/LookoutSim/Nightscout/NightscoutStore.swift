@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// One stored document: its Mongo-style `_id` and its fields (everything but `_id`).
 struct NSDoc: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// API v1 and the v2 additions (§1.3, §2, §5.1). v1 writes never set `srvModified`.
 enum NightscoutV1 {

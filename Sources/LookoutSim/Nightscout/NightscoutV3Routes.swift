@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// API v3 (§3): envelopes, status codes and messages as cgm-remote-monitor 15.0.7.
 enum NightscoutV3 {

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// The Northlight simulator's data: projects by API key, each with its tier, public board,
 /// roadmap, bug reports, votes and rate-limit window. Shares no code with NorthlightKit.

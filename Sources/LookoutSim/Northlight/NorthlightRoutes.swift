@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LookoutWire
 
 /// Every route of the Northlight simulator, in one place. In front of them: the 1 MiB body limit,
 /// the request record, then for `/api/v1/…` the API key, rate limit and `X-Platform` checks and

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import LookoutWire
 
 /// A local Northlight API (seed 003, `https://northlight.app/api/v1`) for tests and
 /// `lookout sim northlight`: plain HTTP on 127.0.0.1, the API under `/api/v1`.

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import Hummingbird
 
 /// One request a simulator answered, for assertions (retries, headers sent, paths used).

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import Hummingbird
 
 /// A request as the route handlers see it.

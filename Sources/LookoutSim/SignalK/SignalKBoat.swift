@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A generated sailing boat: follows a closed track of waypoints off Helsinki, with SOG/COG/heading,
 /// true and apparent wind, depth, water temperature, battery voltage and an anchor-alarm

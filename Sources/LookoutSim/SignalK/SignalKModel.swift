@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// One value of a delta after signalk-server style normalisation (context resolved, `$source`
 /// derived, timestamp filled in). Root (empty-path) objects are flattened into one value per key,

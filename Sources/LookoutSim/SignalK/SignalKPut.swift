@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A PUT the simulator received (§4.2), as a handler sees it.
 public struct SignalKPutRequest: Sendable {

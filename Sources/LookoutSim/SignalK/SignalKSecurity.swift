@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import LookoutWire
 
 /// Requests (§5), access requests (§6.1), login (§7) and tokens (§8) of the Signal K simulator.
 /// Tokens are HS256 JWTs signed with a per-simulator random key: `{"device":<clientId>,"iat":…,"exp"?:…}`

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import LookoutWire
 
 /// A local Signal K server that behaves like signalk-server 2.31.1 (contract: shared/specs/signalk.md)
 /// for tests and `lookout sim signalk`. Plain HTTP and WebSocket on 127.0.0.1, security off unless
@@ -164,7 +165,7 @@ public final class SignalKSimulator: Sendable {
     let authority: SignalKAuthority
     private let running = RunState()
     private let driver = RunState()
-    private let portBox = SKPortBox()
+    private let portBox = Locked(0)  // the bound port, readable synchronously
 
     /// Creates a simulator (not yet listening). Throws when the playback file cannot be read.
     public init(options: Options = Options()) throws {
@@ -183,7 +184,7 @@ public final class SignalKSimulator: Sendable {
             initialSource = .boat(SignalKBoat(seed: o.seed))
         }
     }
-    private let initialSource: SKSource
+    private let initialSource: SignalKSource
 
     /// Starts listening on 127.0.0.1 and returns the base URL (e.g. `http://127.0.0.1:54321`).
     /// The first update is published before this returns, so the cache is never empty.
@@ -264,7 +265,7 @@ public final class SignalKSimulator: Sendable {
             await running.clear()
             throw SimulatorError.didNotStart
         }
-        portBox.set(port)
+        portBox.withLock { $0 = port }
         if options.autoTick { await startDriver() }
         return URL(string: "http://127.0.0.1:\(port)")!
     }
@@ -280,7 +281,7 @@ public final class SignalKSimulator: Sendable {
     }
 
     /// The port it listens on (0 before `start()`).
-    public var port: Int { portBox.get() }
+    public var port: Int { portBox.withLock { $0 } }
     /// The REST base, `http://127.0.0.1:<port>/signalk/v1/api/`.
     public var httpEndpoint: URL { URL(string: "http://127.0.0.1:\(port)/signalk/v1/api/")! }
     /// The stream URL, `ws://127.0.0.1:<port>/signalk/v1/stream`.
@@ -346,14 +347,6 @@ public final class SignalKSimulator: Sendable {
 }
 
 extension SignalKHub {
-    func setSource(_ s: SKSource) { source = s }
+    func setSource(_ s: SignalKSource) { source = s }
 }
 
-/// The bound port, readable synchronously.
-final class SKPortBox: @unchecked Sendable {
-    // @unchecked Sendable: `port` is only read or written under `lock`.
-    private let lock = NSLock()
-    private var port = 0
-    func set(_ p: Int) { lock.withLock { port = p } }
-    func get() -> Int { lock.withLock { port } }
-}

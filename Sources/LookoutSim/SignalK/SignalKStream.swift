@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Something to send on one WebSocket.
 enum SKOutgoing: Sendable {
@@ -33,7 +34,7 @@ enum SKImplicit: Sendable, Equatable {
 }
 
 /// One accepted subscribe row (§3.7), with its per-path throttle state.
-struct SKSubscription: Sendable {
+struct SignalKSubscription: Sendable {
     enum Mode: Sendable { case instant, debounce(Double), buffer(Double) }
     /// nil = every context.
     var context: String?
@@ -77,11 +78,11 @@ struct SKConnState: Sendable {
     let conn: SKConnection
     var implicit: SKImplicit
     var access: SKAccess = .open
-    var subs: [SKSubscription] = []
+    var subs: [SignalKSubscription] = []
 }
 
 /// The generator behind `tick()`.
-enum SKSource: Sendable {
+enum SignalKSource: Sendable {
     case boat(SignalKBoat)
     case playback(SignalKPlayback, rewriteTimestamps: Bool)
 }
@@ -96,7 +97,7 @@ actor SignalKHub {
     let serverVersion: String
     private(set) var deltaCount = 0
     /// Where ticks take their data from (nil: nothing is generated).
-    var source: SKSource?
+    var source: SignalKSource?
 
     init(store: SignalKStore, serverVersion: String) {
         self.store = store
@@ -164,7 +165,7 @@ actor SignalKHub {
         }
     }
 
-    private func deliver(_ v: SKValue, sub: inout SKSubscription, conn: SKConnection, now: Date) {
+    private func deliver(_ v: SKValue, sub: inout SignalKSubscription, conn: SKConnection, now: Date) {
         switch sub.mode {
         case .instant:
             conn.send(v.singleDelta)
@@ -250,7 +251,7 @@ actor SignalKHub {
         for row in rows {
             guard let path = row["path"]?.stringValue else { continue }
             let policy = Self.truthy(row["policy"]).map { $0.stringValue ?? $0.jsonString }
-            var mode = SKSubscription.Mode.instant
+            var mode = SignalKSubscription.Mode.instant
             var warnings: [String] = []
             let hasMinPeriod = Self.truthy(row["minPeriod"]) != nil
             let hasPeriod = Self.truthy(row["period"]) != nil
@@ -282,7 +283,7 @@ actor SignalKHub {
             // then the cached values of every matching (context, path) are replayed, oldest first.
             let keys = known.filter { SKGlob.matches(path, $0) }
             for _ in keys { for w in warnings { conn.send(JSONValue.string(w)) } }
-            let sub = SKSubscription(context: ctx, path: path, mode: mode)
+            let sub = SignalKSubscription(context: ctx, path: path, mode: mode)
             subs.append(sub)
             for v in store.cached(where: { SKGlob.matches(path, $0.path) && sub.matchesContext($0.context, selfContext: selfCtx) }) {
                 conn.send(v.singleDelta)

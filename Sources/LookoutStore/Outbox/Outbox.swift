@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import NightscoutKit
 
 /// The durable upload queue of one site: every upload is stored before it is sent, sent with a

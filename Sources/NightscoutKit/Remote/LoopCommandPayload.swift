@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 extension LoopCommand {
     /// The `eventType` NightscoutKit sends for the command (spec §5.1). The 2.0-only toggles
@@ -94,29 +95,8 @@ extension LoopCommand {
         return Data(("{" + members.joined(separator: ",") + "}").utf8)
     }
 
-    /// A JSON string literal (quotes, backslash and control characters escaped).
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    /// A JSON string literal, escaped as `JSON.stringify` escapes it (LookoutWire's writer).
+    static func jsonString(_ s: String) -> String { JSONWriter.quoted(s) }
 
     /// The action description Loop uses as `enteredBy` of the `Note` it uploads when the command
     /// fails (spec §5.1): `Bolus Entry 1.5 U`, `Carb Entry 20 g`, `Override Exercise`,

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 extension RemoteCommand {
     /// The exact §5.3 JSON body: `version`, `createdDate`, `sendNotification`, `otp`, `status`,

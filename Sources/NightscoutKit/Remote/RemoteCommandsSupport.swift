@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Why a Remote 2.0 call failed in a way specific to the protocol. No case carries a secret.
 public enum RemoteCommandsError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -138,7 +139,7 @@ extension NightscoutClient {
     /// The commands in a response body: an array, or one object.
     static func remoteCommands(in response: NightscoutHTTPResponse) throws -> [RemoteCommand] {
         let json: JSONValue
-        do { json = try JSONValueParser.parse(response.body) } catch {
+        do { json = try JSONParser.parse(response.body) } catch {
             throw NightscoutError.decoding("remote commands: \(error)")
         }
         switch json {

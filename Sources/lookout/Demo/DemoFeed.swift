@@ -1,5 +1,6 @@
 import Foundation
 import LookoutSim
+import LookoutWire
 
 /// Writes the demo's readings into the Nightscout simulator as a CGM uploader would: one `sgv`
 /// entry per step with its trend arrow, a carb treatment when the story eats, and a backfill of

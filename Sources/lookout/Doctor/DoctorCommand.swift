@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutWire
 import LookoutAutomation
 import LookoutConfig
 

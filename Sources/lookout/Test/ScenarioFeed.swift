@@ -1,6 +1,7 @@
 import Foundation
 import LookoutScenarios
 import LookoutSim
+import LookoutWire
 
 /// Puts a scenario's data into the simulators as virtual time passes: every reading and Loop
 /// report dated at or before "now" is in the Nightscout simulator, and the boat's latest
