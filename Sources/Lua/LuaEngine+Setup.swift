@@ -41,6 +41,11 @@ extension LuaEngine {
     private static let bundledSources: [(String, [UInt8])] = [
         ("lookout._repl", PackageResources.repl_lua),
         ("lookout._docs", PackageResources.docs_lua),
+        ("lookout._docs.text", PackageResources.docs_text_lua),
+        ("lookout._docs.stubs", PackageResources.docs_stubs_lua),
+        ("lookout._docs.stdlib", PackageResources.docs_stdlib_lua),
+        ("lookout._docs.render", PackageResources.docs_render_lua),
+        ("lookout._docs.names", PackageResources.docs_names_lua),
     ]
 
     private func runPrelude() throws {
