@@ -162,7 +162,8 @@ let package = Package(
                 "LookoutWire",
                 "LookoutAutomation", "LookoutModules", "LookoutConfig", "Lua", "NightscoutKit", "SignalKKit", "LookoutSim",
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            resources: [.embedInCode("Resources/compute.lua")]),
         // Helpers shared by the test targets (transcripts, running Lua source).
         .target(
             name: "LookoutTestSupport",

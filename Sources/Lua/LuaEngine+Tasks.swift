@@ -76,7 +76,9 @@ extension LuaEngine {
         }
         var nresults: Int32 = 0
         budget.pointee.task_thread = task.thread
+        let host = shim_set_current(budget, task.thread)
         let status = lua_resume(task.thread, nil, nargs, &nresults)
+        shim_set_current(budget, host)
         budget.pointee.task_thread = nil
         budget.pointee.slice_deadline = 0
         budget.pointee.mark = shim_now_ns()

@@ -91,13 +91,15 @@ public final class LuaEngine {
         if options.timeLimit > 0 {
             budget.pointee.run_deadline = Quantities.deadline(startTime, after: Quantities.nanoseconds(options.timeLimit))
         }
-        shim_sethook(L, 1000)
+        // Deadlines and interrupts arm the count hook only when reached: no tax on ordinary code.
+        shim_watch_limits(L)
         try installCore()
     }
 
     private let warningSink: UnsafeMutableRawPointer
 
     deinit {
+        shim_unwatch_limits(budget)  // before the threads it could arm are freed
         lua_close(L)
         Unmanaged<WarningSink>.fromOpaque(warningSink).release()
         budget.deallocate()

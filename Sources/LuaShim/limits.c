@@ -311,6 +311,36 @@ static int lib_xpcall(lua_State *L) {
     return xpcall_done(L, LUA_OK, 0);
 }
 
+// ---- coroutine.resume and coroutine.close: the limit watch knows which thread runs ----------------
+
+/// Calls the original function (upvalue 1) with the thread in argument 1 as the current thread
+/// (shim_set_current) and the calling thread current again afterwards, also when it raises: the
+/// limit watch arms the hook of the current thread, so a loop inside a script's own coroutine,
+/// or in a `__close` handler that coroutine.close runs, is stopped like any other.
+static int lib_on_thread(lua_State *L) {
+    lua_State *co = lua_tothread(L, 1);
+    if (co == NULL) return luaL_typeerror(L, 1, "coroutine");
+    ShimBudget *b = shim_budget(L);
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    shim_set_current(b, co);
+    int status = lua_pcall(L, n, LUA_MULTRET, 0);
+    shim_set_current(b, L);
+    shim_arm_if_reached(L);  // a limit error the coroutine returned must not let L run on
+    if (status != LUA_OK) return lua_error(L);
+    return lua_gettop(L);
+}
+
+static void wrap_on_thread(lua_State *L, const char *name) {
+    if (lua_getfield(L, -1, "coroutine") == LUA_TTABLE) {
+        lua_getfield(L, -1, name);
+        lua_pushcclosure(L, lib_on_thread, 1);
+        lua_setfield(L, -2, name);
+    }
+    lua_pop(L, 1);
+}
+
 // ---- Installation -------------------------------------------------------------------------------
 
 static void set_function(lua_State *L, const char *library, const char *name, lua_CFunction f) {
@@ -340,6 +370,8 @@ static int guard_library(lua_State *L) {
     lua_getfield(L, -1, "setmetatable");
     lua_pushcclosure(L, lib_setmetatable, 1);
     lua_setfield(L, -2, "setmetatable");
+    wrap_on_thread(L, "resume");
+    wrap_on_thread(L, "close");
     return 0;
 }
 

@@ -1,6 +1,8 @@
 // LuaShim: trampoline, await continuation, allocator, hook, message handler, protected helpers.
 #include "shim.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,13 +189,14 @@ void shim_pushtripmessage(lua_State *co) {
 
 /// Raises when a limit has been reached: the interrupt flag, the CPU deadline of the slice, the
 /// wall-clock deadline of the run. `level` 0 names the running Lua function (the hook), 1 its caller
-/// (a C function checking its own loop).
-static void check_limits(lua_State *L, int level) {
+/// (a C function checking its own loop). Returns 1 when the hook yielded the task at a limit, 0
+/// when no limit was reached.
+static int check_limits(lua_State *L, int level) {
     ShimBudget *b = shim_budget(L);
     if (atomic_load_explicit((_Atomic int *)&b->interrupt, memory_order_relaxed)) {
-        if (limit_error(L, b, SHIM_TRIP_INTERRUPT, "interrupted!", level)) return;
+        if (limit_error(L, b, SHIM_TRIP_INTERRUPT, "interrupted!", level)) return 1;
     }
-    if (b->slice_deadline == 0 && b->run_deadline == 0) return;
+    if (b->slice_deadline == 0 && b->run_deadline == 0) return 0;
     int64_t now = shim_now_ns();
     if (b->slice_deadline != 0 && now > b->slice_deadline) {
         char message[128]; // lua_pushfstring has no %.1f
@@ -203,23 +206,142 @@ static void check_limits(lua_State *L, int level) {
             snprintf(message, sizeof message,
                      "CPU limit exceeded: error handling or a <close> variable ran %.1f s (see --cpu-limit)",
                      (double)b->slice_limit_ns / 1e9);
-        if (limit_error(L, b, SHIM_TRIP_CPU, message, level)) return;
+        if (limit_error(L, b, SHIM_TRIP_CPU, message, level)) return 1;
     }
     if (b->run_deadline != 0 && now > b->run_deadline) {
-        limit_error(L, b, SHIM_TRIP_TIME, "time limit exceeded (see --time-limit)", level);
+        return limit_error(L, b, SHIM_TRIP_TIME, "time limit exceeded (see --time-limit)", level);
     }
+    return 0;
 }
 
+/// The count hook, armed by the limit watch (every instruction while armed): stops the code at
+/// the limit that was reached, or disarms itself when none is (an arming that came late, or a
+/// thread that was current when the watch looked).
 static void shim_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
-    check_limits(L, 0);
+    if (!check_limits(L, 0)) lua_sethook(L, NULL, 0, 0);
 }
 
-void shim_check_budget(lua_State *L) { check_limits(L, 1); }
+void shim_check_budget(lua_State *L) { (void)check_limits(L, 1); }
 
-void shim_sethook(lua_State *L, int count) {
-    shim_budget(L)->hook_count = count;
-    lua_sethook(L, shim_hook, LUA_MASKCOUNT, count);
+// ---- Limit watch: the hook is armed only when a limit is reached --------------------------------
+//
+// With a count hook set, Lua 5.4 traps every instruction (luaG_traceexec), whatever the count: a
+// permanent hook costs ordinary code about a third of its speed. Instead a watch thread looks at
+// every watched state every WATCH_TICK_NS; when one is past a deadline or interrupted, it sends
+// SHIM_ARM_SIGNAL to the state's thread. The handler runs on that thread and arms the hook of the
+// Lua thread running there (ShimBudget.current): lua_sethook is safe from a signal handler (see
+// its comment in ldebug.c; lua.c stops scripts on Ctrl-C the same way). If the arming hits a
+// thread that just stopped running, the next tick arms the one that runs then.
+
+#define SHIM_ARM_SIGNAL SIGURG
+#define WATCH_TICK_NS (5 * 1000 * 1000)
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t watch_wake = PTHREAD_COND_INITIALIZER;
+static ShimBudget *watch_list;
+static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
+/// The budget of the state this OS thread runs; only this thread writes it, so the handler never
+/// sees a budget that was freed (shim_unwatch_limits clears it first).
+static __thread ShimBudget *thread_budget;
+
+static void arm_handler(int sig) {
+    (void)sig;
+    int saved = errno;
+    ShimBudget *b = thread_budget;
+    if (b != NULL && b->current != NULL) lua_sethook(b->current, shim_hook, LUA_MASKCOUNT, 1);
+    errno = saved;
+}
+
+static int limit_reached(const ShimBudget *b, int64_t now) {
+    ShimBudgetSnapshot s = shim_budget_snapshot(b);
+    if (atomic_load_explicit((_Atomic int *)&b->interrupt, memory_order_relaxed)) return 1;
+    return (s.slice_deadline != 0 && now > s.slice_deadline) || (s.run_deadline != 0 && now > s.run_deadline);
+}
+
+void shim_arm_if_reached(lua_State *L) {
+    if (limit_reached(shim_budget(L), shim_now_ns())) lua_sethook(L, shim_hook, LUA_MASKCOUNT, 1);
+}
+
+static void *watch_loop(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&watch_lock);
+    for (;;) {
+        while (watch_list == NULL) pthread_cond_wait(&watch_wake, &watch_lock);
+        int64_t now = shim_now_ns();
+        for (ShimBudget *b = watch_list; b != NULL; b = b->watch_next)
+            if (limit_reached(b, now))
+                pthread_kill(atomic_load_explicit((_Atomic pthread_t *)&b->thread, memory_order_relaxed), SHIM_ARM_SIGNAL);
+        pthread_mutex_unlock(&watch_lock);
+        struct timespec tick = { 0, WATCH_TICK_NS };
+        while (nanosleep(&tick, &tick) != 0 && errno == EINTR) {}
+        pthread_mutex_lock(&watch_lock);
+    }
+    return NULL;
+}
+
+static void watch_start(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = arm_handler;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(SHIM_ARM_SIGNAL, &action, NULL);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 64 * 1024);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    pthread_create(&thread, &attributes, watch_loop, NULL);
+    pthread_attr_destroy(&attributes);
+}
+
+/// Makes the calling thread the one the watch signals for b: the state may be created on one
+/// thread and run on its executor's. Thread pools block most signals; this thread takes the arming
+/// signal from now on (its default action is to ignore it).
+static void adopt_thread(ShimBudget *b) {
+    static __thread int unblocked;
+    if (!unblocked) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SHIM_ARM_SIGNAL);
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+        unblocked = 1;
+    }
+    atomic_store_explicit((_Atomic pthread_t *)&b->thread, pthread_self(), memory_order_relaxed);
+    thread_budget = b;
+}
+
+void shim_watch_limits(lua_State *L) {
+    ShimBudget *b = shim_budget(L);
+    pthread_once(&watch_once, watch_start);
+    b->current = L;
+    adopt_thread(b);
+    pthread_mutex_lock(&watch_lock);
+    b->watch_next = watch_list;
+    watch_list = b;
+    pthread_cond_signal(&watch_wake);
+    pthread_mutex_unlock(&watch_lock);
+}
+
+void shim_unwatch_limits(ShimBudget *budget) {
+    pthread_mutex_lock(&watch_lock);
+    for (ShimBudget **p = &watch_list; *p != NULL; p = &(*p)->watch_next) {
+        if (*p == budget) {
+            *p = budget->watch_next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&watch_lock);
+    if (thread_budget == budget) thread_budget = NULL;
+    budget->current = NULL;
+}
+
+lua_State *shim_set_current(ShimBudget *budget, lua_State *L) {
+    if (thread_budget != budget) adopt_thread(budget);
+    lua_State *previous = budget->current;
+    budget->current = L;
+    return previous;
 }
 
 // ---- Grace: script code the host runs for itself ----------------------------------------------------
@@ -234,11 +356,14 @@ void shim_sethook(lua_State *L, int count) {
 typedef struct Grace {
     int critical;
     int64_t slice;
+    lua_State *current;
 } Grace;
 
-static void grace_begin(ShimBudget *b, Grace *g) {
+/// Starts a grace period for code about to run on L (L is the current thread until it ends).
+static void grace_begin(lua_State *L, ShimBudget *b, Grace *g) {
     g->critical = b->host_critical;
     g->slice = b->slice_deadline;
+    g->current = shim_set_current(b, L);
     b->host_critical = 0;
     b->grace++;
     b->mark = shim_now_ns();
@@ -246,21 +371,23 @@ static void grace_begin(ShimBudget *b, Grace *g) {
 }
 
 /// Ends a grace period that ran on L. A limit error leaves the hook firing on every instruction
-/// of L (see limit_error); the host's own thread gets its normal count back.
+/// of L (see limit_error): it is disarmed, and the thread that runs on is armed at once if a limit
+/// is still reached.
 static void grace_end(lua_State *L, ShimBudget *b, const Grace *g) {
+    b->current = g->current;
     b->grace--;
     b->host_critical = g->critical;
     b->slice_deadline = g->slice;
     b->mark = shim_now_ns();
-    if (b->hook_count > 0 && lua_gethookcount(L) != b->hook_count && lua_gethook(L) == shim_hook)
-        lua_sethook(L, shim_hook, LUA_MASKCOUNT, b->hook_count);
+    if (lua_gethook(L) == shim_hook) lua_sethook(L, NULL, 0, 0);
+    if (b->current != NULL) shim_arm_if_reached(b->current);
 }
 
 /// lua_pcall under grace.
 static int grace_pcall(lua_State *L, int nargs, int nresults, int msgh) {
     ShimBudget *b = shim_budget(L);
     Grace g;
-    grace_begin(b, &g);
+    grace_begin(L, b, &g);
     int status = lua_pcall(L, nargs, nresults, msgh);
     grace_end(L, b, &g);
     return status;
@@ -464,7 +591,7 @@ int shim_pcall_traceback(lua_State *L, int nargs, int nresults) {
 int shim_closethread(lua_State *co, lua_State *from) {
     ShimBudget *b = shim_budget(co);
     Grace g;
-    grace_begin(b, &g);
+    grace_begin(co, b, &g);
 #if LUA_VERSION_RELEASE_NUM >= 50406
     int status = lua_closethread(co, from);
 #else

@@ -23,6 +23,8 @@ struct BenchSettings: Sendable {
     var startRuns: Int { quick ? 5 : 20 }
     /// Concurrent sleeping tasks in P7.
     var sleepingTasks: Int { quick ? 1_000 : 10_000 }
+    /// Runs per program in P8 (the median is kept).
+    var computeRuns: Int { quick ? 3 : 7 }
 }
 
 /// A benchmark could not be run at all (as opposed to an anchor being skipped).

@@ -1,5 +1,4 @@
 import Foundation
-import LookoutTestSupport
 import Hummingbird
 import Logging
 

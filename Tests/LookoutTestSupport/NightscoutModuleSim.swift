@@ -1,5 +1,4 @@
 import Foundation
-import LookoutTestSupport
 import LookoutSim
 
 /// One Nightscout simulator for the whole test process (stopping a server while a connection

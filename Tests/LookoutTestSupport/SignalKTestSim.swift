@@ -1,6 +1,5 @@
 import Foundation
 import LookoutWire
-import LookoutTestSupport
 import LookoutSim
 
 /// A Signal K simulator for the whole test process, never stopped (stopping Hummingbird while a

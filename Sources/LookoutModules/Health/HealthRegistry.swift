@@ -1,7 +1,6 @@
 import Foundation
 import LookoutWire
 import LookoutConfig
-import LookoutModules
 
 /// How each served script and each named component (a Signal K stream, a bridge, an outbox) is
 /// doing, for `lookout status` and the status endpoint. Thread-safe; anything may report.

@@ -10,6 +10,7 @@
 #ifndef LOOKOUT_LUA_SHIM_H
 #define LOOKOUT_LUA_SHIM_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <lua.h>
@@ -43,7 +44,9 @@ typedef struct ShimBudget {
     int tripped;            ///< SHIM_TRIP_* of the last stop
     int grace;              ///< > 0 while the host runs script code for itself (error messages,
                             ///< <close> handlers, callbacks): limit + SHIM_OVERDRAFT, CPU-limited
-    int hook_count;         ///< instructions between two hook calls (shim_sethook)
+    lua_State *current;     ///< the Lua thread running now (the limit watch arms its hook)
+    pthread_t thread;       ///< the OS thread that runs the state (shim_watch_limits)
+    struct ShimBudget *watch_next; ///< the limit watch's list
     int64_t mark;           ///< CLOCK_MONOTONIC ns of the last slice start or end (stall watchdog)
     lua_State *task_thread; ///< the thread of the task running now (the hook may yield it at a limit)
     int trip_yielded;       ///< 1 when the hook yielded task_thread at a limit (trip_message says why)
@@ -80,14 +83,28 @@ lua_State *shim_newstate(ShimBudget *budget, shim_warn_fn warn, void *warn_ud);
 ShimBudget *shim_budget(lua_State *L);
 /// Opens the standard libraries in protected mode. Returns a Lua status.
 int shim_openlibs(lua_State *L);
-/// Installs the count hook that enforces deadlines and interrupts on L (threads inherit it).
-void shim_sethook(lua_State *L, int count);
+/// Puts the state under the limit watch; call on the thread that runs it, after the libraries
+/// are guarded. The count hook that enforces deadlines and interrupts is armed only when one is
+/// reached: a watch thread notices (every few milliseconds) and signals the state's thread, whose
+/// handler arms the hook on the Lua thread running there (ShimBudget.current). Until then Lua
+/// runs without any hook, at the stock interpreter's speed. The hook disarms itself when no limit
+/// is reached.
+void shim_watch_limits(lua_State *L);
+/// Takes the state out of the limit watch; call before lua_close, on the state's thread.
+void shim_unwatch_limits(ShimBudget *budget);
+/// Arms the hook on L at once when a limit has been reached: for code that goes on running after
+/// a limit error stopped other code (coroutine.resume and coroutine.close return it as a value).
+void shim_arm_if_reached(lua_State *L);
+/// Sets the thread running now (ShimBudget.current) and returns the previous one; the scheduler
+/// calls it around lua_resume.
+lua_State *shim_set_current(ShimBudget *budget, lua_State *L);
 /// Raises the hook's error ("CPU limit exceeded: …", "time limit exceeded …", "interrupted!") when
 /// a limit has been reached; for C functions whose loops the count hook cannot see.
 void shim_check_budget(lua_State *L);
 /// Replaces the standard library functions whose loops escape the count hook (string.rep,
-/// table.insert/remove/move/concat/sort), the `setmetatable` that refuses `__gc` and the `xpcall`
-/// whose message handler never runs for a limit error (limits.c).
+/// table.insert/remove/move/concat/sort), the `setmetatable` that refuses `__gc`, the `xpcall`
+/// whose message handler never runs for a limit error, and coroutine.resume/close that keep
+/// ShimBudget.current (limits.c).
 /// Call after luaL_openlibs, before the prelude. Returns a Lua status; never raises.
 int shim_guard_library(lua_State *L);
 /// After the hook yielded a task at a limit (ShimBudget.trip_yielded): pushes the limit's error
