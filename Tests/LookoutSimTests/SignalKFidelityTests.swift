@@ -124,6 +124,51 @@ final class SignalKFidelityTests: XCTestCase {
         await ws.close()
     }
 
+    /// Publishes `path` from `ws` (optionally as `$source`), then waits for its replay on a
+    /// subscription from the same socket: the server has handled the delta then.
+    func publish(_ ws: SKTestSocket, _ path: String, source: String? = nil) async {
+        var update: [String: JSONValue] = ["values": [["path": .string(path), "value": 0]]]
+        if let source { update["$source"] = .string(source) }
+        ws.send(["context": "vessels.self", "updates": [.object(update)]])
+        ws.send(["context": "vessels.self", "subscribe": [["path": .string(path), "policy": "instant"]]])
+        _ = await framesBefore(ws, valueOf: path)
+    }
+
+    func testPutToAPathASocketPublishesIsForwardedToIt() async throws {
+        let r = try await SKPutSim.shared.get()
+        let path = "electrical.switches.bow\(UInt32.random(in: 0...UInt32.max)).state"
+        let device = try await socket(r.base, "subscribe=none")
+        await publish(device, path)
+        let app = try await socket(r.base, "subscribe=none")
+        let id = UUID().uuidString.lowercased()
+        app.send(["requestId": .string(id), "context": "vessels.self", "put": ["path": .string(path), "value": 1]])
+        let pendingFrame = await reply(app, id)
+        XCTAssertEqual(pendingFrame?["state"], "PENDING")
+        let forwardedFrame = await reply(device, id)
+        let forwarded = try XCTUnwrap(forwardedFrame)
+        XCTAssertEqual(forwarded, ["requestId": .string(id), "context": "vessels.self", "put": [["path": .string(path), "value": 1]]])
+        XCTAssertNil(forwarded["state"], "a forwarded PUT has no state")
+        device.send(["requestId": .string(id), "state": "COMPLETED", "statusCode": 200])
+        let doneFrame = await reply(app, id)
+        XCTAssertEqual(doneFrame?["state"], "COMPLETED")
+        XCTAssertEqual(doneFrame?["statusCode"], 200)
+        let (_, polled, _) = try await http(.GET, r.base, "/signalk/v1/requests/\(id)")
+        XCTAssertEqual(polled?["statusCode"], 200)
+
+        // Two sources publish a path: a PUT must name one.
+        let other = try await socket(r.base, "subscribe=none")
+        let shared = "electrical.switches.mast\(UInt32.random(in: 0...UInt32.max)).state"
+        await publish(device, shared, source: "relay.1")
+        await publish(other, shared, source: "relay.2")
+        let (status, body, _) = try await http(
+            .PUT, r.base, "/signalk/v1/api/vessels/self/" + shared.replacingOccurrences(of: ".", with: "/"), body: #"{"value":1}"#)
+        XCTAssertEqual(status, 400)
+        XCTAssertEqual(body?["message"], "there are multiple sources for the given path, but no source was specified in the request")
+        await device.close()
+        await other.close()
+        await app.close()
+    }
+
     // MARK: meta
 
     func testMetaOverREST() async throws {

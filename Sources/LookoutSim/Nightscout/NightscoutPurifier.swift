@@ -170,7 +170,7 @@ enum NSPurifier {
         let n = Array(needle.unicodeScalars)
         var i = start
         while i + n.count <= c.count {
-            if Array(c[i..<i + n.count]) == n { return i }
+            if c[i] == n[0], (1..<n.count).allSatisfy({ c[i + $0] == n[$0] }) { return i }
             i += 1
         }
         return nil

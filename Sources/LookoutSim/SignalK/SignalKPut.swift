@@ -61,6 +61,10 @@ enum SignalKPutRoute {
         let auth = sim.authority
         let id = requestId ?? UUID().uuidString.lowercased()
         guard context == "vessels.self", let handler = sim.options.putHandlers[skPath] else {
+            if let target = await sim.hub.putTarget(path: skPath, source: source) {
+                return await forward(
+                    id: id, context: context, path: skPath, value: value, target: target, user: user, sim: sim, sink: sink)
+            }
             let reply = await auth.addRequest(
                 id: id, kind: .put, state: "COMPLETED", statusCode: 405, message: "PUT not supported for \(skPath)",
                 ip: nil, user: user)
@@ -78,11 +82,48 @@ enum SignalKPutRoute {
         case .pending:
             if let reply = await auth.reply(id) { sink?(reply) }
         }
-        var reply = await auth.reply(id) ?? .object([:])
-        if reply["state"] == "PENDING", var o = reply.objectValue {
-            o["action"] = ["href": .string(SignalKAuthority.href(id))]
-            reply = .object(o)
-        }
-        return reply
+        return withAction(await auth.reply(id) ?? .object([:]), id)
     }
+
+    /// A PENDING reply as the HTTP PUT answers it: with `action.href`.
+    static func withAction(_ reply: JSONValue, _ id: String) -> JSONValue {
+        guard reply["state"] == "PENDING", var o = reply.objectValue else { return reply }
+        o["action"] = ["href": .string(SignalKAuthority.href(id))]
+        return .object(o)
+    }
+
+    /// §4.4: sends the PUT to the socket that publishes the path, as
+    /// `{"requestId","context","put":[{"path","value"}]}`; its replies with that `requestId` update
+    /// the request; still PENDING after `Options.putForwardTimeout` → COMPLETED 504.
+    static func forward(
+        id: String, context: String, path: String, value: JSONValue, target: Result<SKConnection, SignalKPutForwardError>,
+        user: String?, sim: SignalKSimulator, sink: (@Sendable (JSONValue) -> Void)?
+    ) async -> JSONValue {
+        let auth = sim.authority
+        guard case .success(let conn) = target else {
+            let reply = await auth.addRequest(
+                id: id, kind: .put, state: "COMPLETED", statusCode: 400,
+                message: "there are multiple sources for the given path, but no source was specified in the request",
+                ip: nil, user: user)
+            sink?(reply)
+            return reply
+        }
+        let reply = await auth.addRequest(
+            id: id, kind: .put, state: "PENDING", statusCode: 202, message: nil, ip: nil, user: user, sink: sink,
+            forwardedTo: conn.id)
+        conn.send(["requestId": .string(id), "context": .string(context), "put": [["path": .string(path), "value": value]]])
+        sink?(reply)
+        let timeout = sim.options.putForwardTimeout
+        Task {
+            try? await Task.sleep(for: timeout)
+            _ = await auth.completeRequest(id, statusCode: 504, message: nil)
+        }
+        return withAction(reply, id)
+    }
+}
+
+/// Why a PUT cannot be forwarded to a publishing socket.
+enum SignalKPutForwardError: Error, Sendable {
+    /// Several sources publish the path and the PUT named none.
+    case multipleSources
 }

@@ -20,6 +20,8 @@ actor SignalKAuthority {
         var clientId: String?
         /// Where state changes go (a WebSocket that sent the request).
         var sink: (@Sendable (JSONValue) -> Void)?
+        /// The socket a forwarded PUT went to (only its replies update the request).
+        var forwardedTo: Int?
     }
     struct AccessRequest: Sendable {
         var clientId: String
@@ -74,11 +76,11 @@ actor SignalKAuthority {
 
     func addRequest(
         id: String, kind: Kind, state: String, statusCode: Int, message: String?, ip: String?, user: String?,
-        clientId: String? = nil, sink: (@Sendable (JSONValue) -> Void)? = nil
+        clientId: String? = nil, sink: (@Sendable (JSONValue) -> Void)? = nil, forwardedTo: Int? = nil
     ) -> JSONValue {
         let r = Record(
             id: id, kind: kind, state: state, statusCode: statusCode, message: message, ip: ip, user: user,
-            clientId: clientId, sink: sink)
+            clientId: clientId, sink: sink, forwardedTo: forwardedTo)
         requests[id] = r
         order.append(id)
         return Self.json(r)
@@ -91,6 +93,18 @@ actor SignalKAuthority {
         r.state = "COMPLETED"
         r.statusCode = statusCode
         r.message = message
+        requests[id] = r
+        r.sink?(Self.json(r))
+        return true
+    }
+
+    /// A reply from the socket a PUT was forwarded to (§4.4): updates the request (and tells
+    /// the requester). False when `id` is no pending PUT forwarded to `connection`.
+    func clientReply(_ id: String, from connection: Int, state: String?, statusCode: Int?, message: String?) -> Bool {
+        guard var r = requests[id], r.kind == .put, r.state == "PENDING", r.forwardedTo == connection else { return false }
+        if let state { r.state = state }
+        if let statusCode { r.statusCode = statusCode }
+        if let message { r.message = message }
         requests[id] = r
         r.sink?(Self.json(r))
         return true

@@ -79,8 +79,12 @@ import LookoutWire
 ///   `allowDeviceAccessRequests` switch, of the admin routes only the access-request ones and
 ///   `loginStatus`, no 302 for non-JSON logins, no 429/per-IP limits, no sliding-session refresh,
 ///   the bad-token cookie is not cleared; `allowReadOnly` (anonymous reads) is all or nothing;
-/// - no server→client PUT forwarding; `source` is passed to the handler but never required (one
-///   handler per path), no `meta`/notification PUTs, no DELETE; requests are never pruned;
+/// - §4.4 a PUT no handler serves, to a path a socket with write access publishes, is forwarded to
+///   that socket as `{"requestId","context","put":[{"path","value"}]}` (400 when several sources
+///   publish it and the PUT names none); the socket's replies with that `requestId` update the
+///   request; 504 after `putForwardTimeout`.
+/// - `source` is passed to a registered handler but never required (one handler per path), no
+///   `meta`/notification PUTs, no DELETE; requests are never pruned;
 /// - meta only for the boat's own paths, without `displayUnits`, zones or user overrides; the
 ///   full model's leaves carry no `meta`;
 /// - no `sourcePolicy`/`excludeSources`/`announceNewPaths`, no source priorities (every source is
@@ -139,6 +143,9 @@ public final class SignalKSimulator: Sendable {
         public var allowReadOnly: Bool
         /// Called with each new pending access request (for `lookout sim signalk` to print it).
         public var onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)?
+        /// How long a PUT forwarded to a publishing socket (§4.4) may stay PENDING before it is
+        /// COMPLETED with 504 (signalk-server: 60 s).
+        public var putForwardTimeout: Duration = .seconds(60)
 
         /// Creates options.
         public init(

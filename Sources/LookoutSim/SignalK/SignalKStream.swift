@@ -102,6 +102,9 @@ actor SignalKHub {
     private(set) var deltaCount = 0
     /// Where ticks take their data from (nil: nothing is generated).
     var source: SignalKSource?
+    /// Sockets that published a path, by path and `$source` (`ws.ts` `pathSources`): a PUT no
+    /// handler serves is forwarded to them (§4.4).
+    var pathSources: [String: [String: Int]] = [:]
 
     init(store: SignalKStore, serverVersion: String) {
         self.store = store
@@ -154,7 +157,22 @@ actor SignalKHub {
     /// The access of an open socket.
     func access(of id: Int) -> SKAccess? { conns[id]?.access }
 
-    func close(_ id: Int) { conns[id] = nil }
+    func close(_ id: Int) {
+        conns[id] = nil
+        for path in pathSources.keys { pathSources[path] = pathSources[path]?.filter { $0.value != id } }
+    }
+
+    /// Where a PUT to `path` goes when no handler serves it: nil (nobody publishes it), the
+    /// socket, or `.failure` when several sources publish it and `source` names none.
+    func putTarget(path: String, source: String?) -> Result<SKConnection, SignalKPutForwardError>? {
+        guard let sources = pathSources[path], !sources.isEmpty else { return nil }
+        if let source {
+            guard let id = sources[source] else { return nil }
+            return conns[id].map { .success($0.conn) }
+        }
+        guard sources.count == 1, let id = sources.values.first else { return .failure(.multipleSources) }
+        return conns[id].map { .success($0.conn) }
+    }
 
     /// Number of open sockets.
     var connectionCount: Int { conns.count }
@@ -162,8 +180,11 @@ actor SignalKHub {
     // MARK: data in
 
     /// Feeds a delta from a provider (the boat, playback, or a client) to the model and streams.
-    func publish(_ delta: JSONValue, now: Date, providerID: String) {
+    func publish(_ delta: JSONValue, now: Date, providerID: String, connection: Int? = nil) {
         guard let (normalized, values) = store.apply(delta, now: now, providerID: providerID) else { return }
+        if let connection {
+            for v in values { pathSources[v.path, default: [:]][v.sourceRef] = connection }
+        }
         deltaCount += 1
         // Windows that ended by now are flushed before the new values open the next ones.
         pump(now: now)
@@ -225,7 +246,7 @@ actor SignalKHub {
     func receive(_ text: String, from id: Int, now: Date) {
         guard let st = conns[id], let msg = try? JSONValue.parse(text), let obj = msg.objectValue else { return }
         if obj["updates"] != nil, st.access.mayWrite {
-            publish(msg, now: now, providerID: "ws.\(id)")
+            publish(msg, now: now, providerID: "ws.\(id)", connection: id)
         }
         if let rows = obj["subscribe"]?.arrayValue, st.access.mayRead {
             subscribe(rows: rows, context: obj["context"], state: st, now: now)

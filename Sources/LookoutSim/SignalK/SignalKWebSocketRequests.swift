@@ -12,6 +12,15 @@ enum SignalKWebSocketRequests {
                            conn: conn, sim: sim)
             return true
         }
+        if let id = obj["requestId"]?.stringValue, obj["put"] == nil, obj["updates"] == nil, obj["query"] == nil,
+            obj["state"] != nil || obj["statusCode"] != nil
+        {
+            // A reply to a PUT forwarded to this socket (§4.4); anything else with a requestId is ignored.
+            _ = await sim.authority.clientReply(
+                id, from: conn.id, state: obj["state"]?.stringValue,
+                statusCode: obj["statusCode"]?.int64Value.map { Int($0) }, message: obj["message"]?.stringValue)
+            return true
+        }
         if let id = obj["requestId"]?.stringValue, obj["query"] == .bool(true) {
             conn.send(await sim.authority.reply(id) ?? ["requestId": .string(id), "statusCode": 404])
             return true
