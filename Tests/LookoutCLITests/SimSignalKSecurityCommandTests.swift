@@ -49,6 +49,17 @@ final class SimSignalKSecurityCommandTests: CLITestCase, @unchecked Sendable {
         assertExit(read, 0)
         XCTAssertEqual(read.stdout, "APPROVED\n200\n")
 
+        // A hostile device cannot write terminal escapes into the simulator's output.
+        let hostile = try runScript("""
+            local http = require "http"
+            local r = assert(http.post(arg[1] .. "/signalk/v1/access/requests",
+                { json = { clientId = "evil-\\27", description = "\\27[2J\\27]0;pwned\\7Helm\\nfake line" } }))
+            print(r.status)
+            """, arguments: [base])
+        assertExit(hostile, 0)
+        guard sim.waitForOutput(containing: "Helmfake line\" (clientId evil-") else { return }
+        XCTAssertFalse(sim.output().contains("\u{1B}"), "no escape character reaches the terminal")
+
         let again = try lookout(["sim", "signalk", "deny", clientId, "--url", base, "--admin", "admin:sim-admin-pw"])
         XCTAssertNotEqual(again.exitCode, 0, "no longer pending")
         XCTAssertTrue(again.stderr.contains("HTTP 500"), again.description)

@@ -22,10 +22,12 @@ struct NightscoutCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a subject with roles and write its access token to a file (mode 0600) for a profile's token_file.",
             discussion: """
-                Roles are Nightscout's: readable (read everything), careportal (create treatments),
-                devicestatus-upload, status-only, admin, or the site's own. The token is a secret: it is
-                written to --file (default: the state directory's tokens/nightscout-PROFILE-NAME.token),
-                never printed. Exit status: 0 created, 1 the site refused or failed, 2 usage or configuration error.
+                Roles are Nightscout's: readable (read everything), careportal (create treatments), \
+                devicestatus-upload, status-only, admin, or the site's own. The token is a secret: it is \
+                written to --file (default: the state directory's tokens/nightscout-PROFILE-NAME.token), \
+                never printed.
+
+                Exit status: 0 created, 1 the site refused or failed, 2 usage or configuration error.
                 """)
 
         @Argument(help: "The config profile ([nightscout.NAME] in config.toml) whose credentials are an admin's.")

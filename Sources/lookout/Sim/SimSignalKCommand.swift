@@ -15,9 +15,9 @@ struct SignalKSimCommand: AsyncParsableCommand {
             water temperature, battery, an anchor alarm that raises and clears), or from a file of
             recorded deltas (one JSON delta per line) with --playback.
 
-            With --security, REST and stream need a token: log in as a --user, or ask for access as a
-            device (POST /signalk/v1/access/requests). Pending access requests are printed; approve or
-            deny them from another terminal with `lookout sim signalk approve|deny CLIENTID --url URL
+            With --security, REST and stream need a token: log in as a --user, or ask for access as a \
+            device (POST /signalk/v1/access/requests). Pending access requests are printed; approve or \
+            deny them from another terminal with `lookout sim signalk approve|deny CLIENTID --url URL \
             --admin NAME:PASSWORD` (an admin --user), or through the admin API as on signalk-server.
             """,
         subcommands: [SignalKSimApproveCommand.self, SignalKSimDenyCommand.self])
@@ -66,7 +66,9 @@ struct SignalKSimCommand: AsyncParsableCommand {
             allowReadOnly: allowReadOnly)
         let admin = specs.first { $0.role == "admin" }?.name
         let urlBox = Locked("")
-        options.onAccessRequest = { notice in
+        options.onAccessRequest = { request in
+            // What a device sent is printed without control characters (no terminal escapes).
+            let notice = Self.printable(request)
             let wants = notice.permissions.map { ", asks for \($0)" } ?? ""
             say("access request from \(notice.ip): \"\(notice.description)\" (clientId \(notice.clientId)\(wants))")
             let url = urlBox.withLock { $0 }
@@ -106,6 +108,21 @@ struct SignalKSimCommand: AsyncParsableCommand {
         await SimServing.untilInterrupted()
         advertiser.stop()
         await simulator.stop()
+    }
+}
+
+extension SignalKSimCommand {
+    /// The notice with control characters (escape sequences, newlines) removed from what the
+    /// device chose, and the description cut to 200 characters.
+    static func printable(_ n: SignalKAccessRequestNotice) -> SignalKAccessRequestNotice {
+        func clean(_ s: String) -> String {
+            String(String.UnicodeScalarView(s.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+        }
+        var out = n
+        out.description = String(clean(n.description).prefix(200))
+        out.clientId = clean(n.clientId)
+        out.permissions = n.permissions.map(clean)
+        return out
     }
 }
 
