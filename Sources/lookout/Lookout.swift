@@ -20,6 +20,7 @@ struct Lookout: AsyncParsableCommand {
             ReplCommand.self,
             StubsCommand.self,
             SimCommand.self,
+            NightscoutCommand.self,
             OutboxCommand.self,
             AuditLogCommand.self,
             RemoteCommandsCommand.self,

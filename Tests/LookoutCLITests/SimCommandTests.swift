@@ -27,6 +27,35 @@ final class SimCommandTests: CLITestCase, @unchecked Sendable {
         assertExit(ended, 0)
     }
 
+    func testFillKeepsAddingLiveReadings() throws {
+        // --speed 300: a reading every second (each still stands for 5 minutes).
+        let sim = try launch(["sim", "nightscout", "--fill", "0.1", "--speed", "300", "--token", "reader:readable"])
+        sim.closeInput()
+        guard sim.waitForOutput(containing: "serving until Ctrl-C\n") else { return }
+        let lines = sim.output().split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains("a live reading every second (each stands for 5 minutes)"), sim.output())
+        let url = try XCTUnwrap(lines.first?.components(separatedBy: " at ").last)
+        let token = try XCTUnwrap(lines.first { $0.hasPrefix("token reader") }?.components(separatedBy: ": ").last)
+        let script = """
+            local http = require "http"
+            local r = assert(http.get(arg[1] .. "/api/v1/entries.json?count=1000&find[date][$gte]=0&token=" .. arg[2]))
+            print(#r.json)
+            """
+        let before = try runScript(script, arguments: [url, token])
+        assertExit(before, 0)
+        let filled = try XCTUnwrap(Int(before.stdout.trimmingCharacters(in: .newlines)))
+        // Two more lines: a reading is printed after it is stored, so the second was stored after
+        // the count above.
+        let seen = sim.output().components(separatedBy: "live reading ").count - 1
+        guard sim.waitForOutput(timeout: 20, "two more live readings", until: { $0.components(separatedBy: "live reading ").count - 1 > seen + 1 })
+        else { return }
+        let after = try runScript(script, arguments: [url, token])
+        XCTAssertGreaterThan(Int(after.stdout.trimmingCharacters(in: .newlines)) ?? 0, filled, after.description)
+        sim.send(signal: SIGINT)
+        let ended = try XCTUnwrap(sim.waitForExit(timeout: 20))
+        assertExit(ended, 0)
+    }
+
     func testUnknownScenarioIsAUsageError() throws {
         let result = try lookout(["sim", "nightscout", "--scenario", "tsunami"])
         assertExit(result, 2)

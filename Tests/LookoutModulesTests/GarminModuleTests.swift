@@ -93,13 +93,15 @@ final class GarminModuleTests: XCTestCase {
             print("profile", assert(me:profile()).userName)
             local got = assert(me:get("/usersummary-service/stats/steps/daily/" .. day .. "/" .. day))
             print("get", #got, got[1].calendarDate == day)
-            print("future", me:hrv "2999-01-01", me:sleep "2999-01-01", me:stress "2999-01-01")
+            -- No data is an empty table and no error (never a bare nil).
+            local function nodata(v, err) return type(v) == "table" and next(v) == nil and err == nil end
+            print("future", nodata(me:hrv "2999-01-01"), nodata(me:sleep "2999-01-01"), nodata(me:stress "2999-01-01"))
             print("refresh", math.type(assert(me:refresh())))
             """)
         XCTAssertEqual(lines, [
             "before\tfalse", "auth\tauth\tgarmin", "after\ttrue\ttrue\tgarmin.com\tnumber\t1", "hr\t720\tnumber", "sleep\ttrue",
             "steps\t6\ttrue", "summary\ttrue", "stress\t480", "battery\tSLEEP", "hrv\tnumber", "weight\ttable", "acts\t3\tnumber",
-            "profile\tmfa", "get\t1\ttrue", "future\tnil\tnil\tnil", "refresh\tinteger",
+            "profile\tmfa", "get\t1\ttrue", "future\ttrue\ttrue\ttrue", "refresh\tinteger",
         ])
         // The tokens are in garth's format in the profile's directory.
         let tokens = try GarminTokenStore.load(from: home.appendingPathComponent("me"))

@@ -37,10 +37,12 @@ final class GarminAccount: LuaObject {
             }, deliver: deliver)
     }
 
-    /// Pushes a JSON body as a Lua value (nil for an empty body or JSON null), or `nil, err`.
+    /// Pushes a JSON body as a Lua value, or `nil, err`. No data (a 204, an empty body or JSON
+    /// null) is an empty table, so a script tells it from an error (`nil, err`) and `assert`
+    /// passes: `next(t) == nil` means "no data".
     static func pushJSON(_ body: Data, stack: LuaStack, engine: LuaEngine) -> Int32 {
         if body.isEmpty {
-            stack.pushNil()
+            stack.pushTable()
             return 1
         }
         do {
@@ -54,7 +56,7 @@ final class GarminAccount: LuaObject {
         }
         if stack.kind(at: -1) == .lightUserdata {  // json.null: no data
             stack.pop()
-            stack.pushNil()
+            stack.pushTable()
         }
         return 1
     }

@@ -11,7 +11,15 @@
 --- `err.service == "garmin"` and `err.code` (also `err.kind`) one of "auth" (not logged in, a
 --- rejected token or password), "mfa_required", "rate_limited" (HTTP 429, never retried;
 --- `err.retry_after` in seconds when the server sent one), "http" (`err.status`), "network",
---- "invalid_response" or "config". Days without data return `nil`. Wrong argument types raise.
+--- "invalid_response" or "config". Wrong argument types raise.
+---
+--- No data (a day without HRV or sleep, a future day: Garmin answers 204, `null` or an empty
+--- list) is not an error: the method returns an empty table `{}` and no `err`, so `assert` passes
+--- and `next(t) == nil` tells "no data" from data:
+--- ```lua
+--- local hrv = assert(me:hrv "2026-11-20")
+--- if next(hrv) == nil then print("no HRV that night") else print(hrv.hrvSummary.lastNightAvg) end
+--- ```
 --- Data keeps Garmin's JSON shape and units (grams, metres, seconds, epoch milliseconds).
 ---@class garminlib
 local garmin = {}
@@ -101,7 +109,7 @@ function Client:sleep(date) end
 ---@return table|nil err
 function Client:steps(start, finish) end
 
---- Stress of a day: `avgStressLevel`, `maxStressLevel`, `stressValuesArray` and `bodyBatteryValuesArray`; nil without data.
+--- Stress of a day: `avgStressLevel`, `maxStressLevel`, `stressValuesArray` and `bodyBatteryValuesArray`; `{}` without data.
 --- Context: task only (waits).
 ---@param date? string "YYYY-MM-DD" (default today)
 ---@return table|nil stress
@@ -115,7 +123,7 @@ function Client:stress(date) end
 ---@return table|nil err
 function Client:body_battery(date) end
 
---- HRV of a night (`hrvSummary`, `hrvReadings`); nil without data.
+--- HRV of a night (`hrvSummary`, `hrvReadings`); `{}` without data.
 --- Context: task only (waits).
 ---@param date? string "YYYY-MM-DD" (default today)
 ---@return table|nil hrv
@@ -143,6 +151,6 @@ function Client:activities(opts) end
 --- ```
 ---@param path string starting with "/"
 ---@param params? table<string, string|number|boolean|(string|number)[]>
----@return any|nil data nil for 204 or JSON null
+---@return any|nil data `{}` for 204, an empty body or JSON null
 ---@return table|nil err
 function Client:get(path, params) end

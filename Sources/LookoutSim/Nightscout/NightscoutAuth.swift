@@ -43,11 +43,17 @@ public struct NightscoutSubject: Sendable, Hashable {
     public var roles: [String]
     /// The Mongo-style 24-hex `_id` the token is derived from.
     public var id: String
+    /// Admin Tools' notes, if any.
+    public var notes: String?
+    /// When it was created (ISO), if known.
+    public var createdAt: String?
     /// Creates a subject; `id` defaults to a random 24-hex value.
-    public init(name: String, roles: [String], id: String? = nil) {
+    public init(name: String, roles: [String], id: String? = nil, notes: String? = nil, createdAt: String? = nil) {
         self.name = name
         self.roles = roles
         self.id = id ?? NSObjectId.make()
+        self.notes = notes
+        self.createdAt = createdAt
     }
 }
 
@@ -144,7 +150,12 @@ actor NightscoutAuth {
     let apiSecret: String?
     let secretSHA1: String?
     let secretSHA512: String?
+    /// Effective roles: name → permissions (built-in, then `Options.roles`, then stored roles).
     var roles: [String: [String]]
+    /// Roles given in the options (shown by `GET /roles` like built-in ones, without `_id`).
+    let optionRoles: [String: [String]]
+    /// Roles created through `/api/v2/authorization/roles`.
+    var roleDocs: [NSRoleDoc] = []
     let defaultRoles: [String]
     var subjects: [NightscoutSubject]
     let jwt: NSJWT
@@ -162,6 +173,7 @@ actor NightscoutAuth {
         var r = NightscoutAuth.builtInRoles
         for (k, v) in options.roles { r[k] = v }
         roles = r
+        optionRoles = options.roles
         defaultRoles = options.defaultRoles
         subjects = options.subjects
         jwt = NSJWT(keyBytes: Data((0..<32).map { _ in UInt8.random(in: 0...255) }))
@@ -179,7 +191,8 @@ actor NightscoutAuth {
     }
 
     func accessToken(for s: NightscoutSubject) -> String {
-        let abbrev = String(s.name.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "_" }.prefix(10))
+        // `name.toLowerCase().replace(/[\W]/g, '').substring(0, 10)`: \W is ASCII-only.
+        let abbrev = String(s.name.lowercased().filter { $0.isASCII && ($0.isLetter || $0.isNumber) || $0 == "_" }.prefix(10))
         let digest = NSHash.sha1((secretSHA1 ?? "") + s.id)
         return abbrev + "-" + digest.prefix(16)
     }

@@ -61,6 +61,18 @@ enum NightscoutRoutes {
         routes.get("/api/v2/authorization/request/{token}") { req in
             await NightscoutV1.authorizationRequest(req, sim: sim)
         }
+        for name in ["subjects", "roles"] {
+            let roles = name == "roles"
+            routes.on("/api/v2/authorization/\(name)", [.get, .post, .put]) { req in
+                let ctx = await NightscoutV1.context(req, sim: sim)
+                return roles ? await NightscoutSubjectsRoutes.roles(ctx, id: nil) : await NightscoutSubjectsRoutes.subjects(ctx, id: nil)
+            }
+            routes.on("/api/v2/authorization/\(name)/{id}", [.delete]) { req in
+                let ctx = await NightscoutV1.context(req, sim: sim)
+                let id = req.parameters["id"]
+                return roles ? await NightscoutSubjectsRoutes.roles(ctx, id: id) : await NightscoutSubjectsRoutes.subjects(ctx, id: id)
+            }
+        }
         let v2 = V1Routes(routes: routes, sim: sim, prefix: "/api/v2")
         v2.exact("notifications", "/loop", [.post]) { ctx in await NightscoutV1.loopNotification(ctx) }
         v2.exact("remotecommands", "", [.get, .post, .delete]) { ctx in

@@ -20,9 +20,12 @@ import LookoutWire
 /// - no Socket.IO, no CORS, no HTTPS redirect (307), no request body size limits;
 /// - v1 output is always JSON (`.csv`/`.tsv`/`.txt` extensions are ignored, except `status.txt`);
 ///   v3 `.csv`/`.xml` and `Accept: text/csv|application/xml` get 406 instead of CSV/XML;
-/// - no HTML sanitising of treatment strings; no `PREDICTIONS_MAX_SIZE`; no auto-prune;
+/// - HTML in POSTed strings is sanitised by a model of DOMPurify (`NSPurifier`), not DOMPurify;
+///   no `PREDICTIONS_MAX_SIZE`; no auto-prune;
+/// - `/api/v2/authorization/subjects` and `/roles` keep `name`, `roles`/`permissions`, `notes` and
+///   `created_at` of a body (other fields are dropped) and live in memory only;
 /// - v1 routes not implemented: `times`, `slice`, `echo`, `count`, `notifications/ack`,
-///   `/api/v2/authorization/{subjects,roles,permissions}` CRUD (use `addSubject`), `properties`,
+///   `/api/v2/authorization/permissions`, `properties`,
 ///   `ddata`, `summary`; status `authorized` is filled for `?token=` only; `.html`/`.js`/`.svg`/`.png` status forms;
 /// - v1 bodies: JSON only (urlencoded accepted only by `notifications/loop`);
 /// - `$in`/`$nin` in v1 `find` take a comma-separated list (not qs array syntax);
@@ -180,6 +183,7 @@ public final class NightscoutSimulator: Sendable {
     let loopRecorder: LoopRecorder
     let remoteCommandsState: RemoteCommandsState
     let requests = RequestLog()
+    let live = LiveFeed()
     private let running = RunState()
 
     /// Creates a simulator (not yet listening).

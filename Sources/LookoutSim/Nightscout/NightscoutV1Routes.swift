@@ -277,17 +277,24 @@ enum NightscoutV1 {
         if col == "entries", tail.first == "preview" {
             return .json(200, ctx.body ?? .array([]))
         }
-        let items: [[String: JSONValue]]
+        var items: [[String: JSONValue]]
         switch ctx.body {
         case .array(let a)?: items = a.compactMap(\.objectValue)
         case .object(let o)?: items = [o]
         default: items = []
         }
-        if col == "devicestatus", let rejection = invalidObjectID(in: items) { return rejection }
+        if col == "devicestatus" || col == "food",
+            let rejection = invalidObjectID(in: items, creating: req.method == "POST")
+        {
+            return rejection
+        }
+        // Nightscout purifies what is POSTed to entries, treatments and devicestatus (not food, not PUT).
+        if req.method == "POST", col != "food" { items = items.map(NSPurifier.purify) }
+        let documents = items
         let now = ctx.now
         let stored = await ctx.sim.store.transact { data -> [JSONValue] in
             var out: [JSONValue] = []
-            for var f in items {
+            for var f in documents {
                 var oid: String? = nil
                 if let idv = f.removeValue(forKey: "_id")?.stringValue {
                     if NSObjectId.isValid(idv) { oid = idv } else if f["identifier"] == nil { f["identifier"] = .string(idv) }
@@ -350,8 +357,8 @@ enum NightscoutV1 {
                 extra.append(NSCondition(field: "_id", op: .eq, value: .string(spec)))
             } else if col == "entries" {
                 extra.append(NSCondition(field: "type", op: .eq, value: .string(spec)))
-            } else if col == "devicestatus" {
-                return .json(400, ["status": 400, "message": "Invalid _id format"])
+            } else if col == "devicestatus" || col == "food" {
+                return invalidID(spec, creating: false)
             } else {
                 extra.append(NSCondition(field: "_id", op: .eq, value: .string(spec), idAlsoMatchesIdentifier: true))
             }
@@ -397,16 +404,18 @@ enum NightscoutV1 {
         guard ctx.writesEnabled else { return notFound }
         let op = ctx.req.method == "PUT" ? "update" : "create"
         guard ctx.can("api:profile:\(op)") else { return unauthorized }
-        let items: [[String: JSONValue]]
+        var items: [[String: JSONValue]]
         switch ctx.body {
         case .array(let a)?: items = a.compactMap(\.objectValue)
         case .object(let o)?: items = [o]
         default: items = []
         }
-        if let rejection = invalidObjectID(in: items) { return rejection }
+        if let rejection = invalidObjectID(in: items, creating: ctx.req.method == "POST") { return rejection }
+        if ctx.req.method == "POST" { items = items.map(NSPurifier.purify) }
+        let documents = items
         let now = ctx.now
         let out = await ctx.sim.store.transact { data -> [JSONValue] in
-            items.map { item in
+            documents.map { item in
                 var f = item
                 let oid = f.removeValue(forKey: "_id")?.stringValue
                 if f["created_at"] == nil { f["created_at"] = .string(NSDates.iso(now)) }
@@ -427,24 +436,25 @@ enum NightscoutV1 {
         let col = "profile"
         guard ctx.writesEnabled else { return notFound }
         guard ctx.can("api:profile:delete") else { return unauthorized }
-        guard let id = tail.first, NSObjectId.isValid(id) else { return .json(400, ["status": 400, "message": "Invalid _id format"]) }
+        guard let id = tail.first, NSObjectId.isValid(id) else { return invalidID(tail.first ?? "undefined", creating: false) }
         await ctx.sim.store.transact { data in data.collections[col]!.removeAll { $0.oid == id } }
         return .json(200, [:])
     }
 
     /// 400 for the first document whose `_id` is not a 24-character hex string, else nil.
-    static func invalidObjectID(in items: [[String: JSONValue]]) -> SimResponse? {
+    static func invalidObjectID(in items: [[String: JSONValue]], creating: Bool) -> SimResponse? {
         for item in items {
-            if let idv = item["_id"], !(idv.stringValue.map(NSObjectId.isValid) ?? false) {
-                return .json(
-                    400,
-                    [
-                        "status": 400, "message": "Invalid _id format",
-                        "description": .string(
-                            "Must be 24-character hex string or omit for auto-generation. Got: \(idv.stringValue ?? idv.jsonString)"),
-                    ])
+            if let idv = item["_id"], idv != .null, !(idv.stringValue.map(NSObjectId.isValid) ?? false) {
+                return invalidID(idv.stringValue ?? idv.jsonString, creating: creating)
             }
         }
         return nil
+    }
+
+    /// Nightscout's `sendJSONStatus(400, 'Invalid _id format', …)` for a bad `_id` (in a body
+    /// being created, or in a path or update).
+    static func invalidID(_ got: String, creating: Bool) -> SimResponse {
+        let rule = creating ? "Must be 24-character hex string or omit for auto-generation." : "Must be 24-character hex string."
+        return .json(400, ["status": 400, "message": "Invalid _id format", "description": .string("\(rule) Got: \(got)")])
     }
 }

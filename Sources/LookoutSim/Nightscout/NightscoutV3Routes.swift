@@ -96,27 +96,27 @@ enum NightscoutV3 {
     /// The context of a `/api/v3/{collection}…` request: credentials first, then the collection
     /// (`{collection}` may carry a format extension, e.g. `entries.json`).
     static func context(_ req: SimRequest, sim: NightscoutSimulator) async -> Result<Ctx, SimResponse> {
-        let auth: NSAuthResult
-        switch await authenticate(req, sim: sim) {
-        case .failure(let denied): return .failure(denied)
-        case .success(let a): auth = a
-        }
         var col = req.parameters["collection"] ?? ""
         var ext: String? = nil
         if let dot = col.firstIndex(of: ".") {
             ext = String(col[col.index(after: dot)...])
             col = String(col[..<dot])
         }
+        // Express only has routes for the enabled collections: anything else is the final 404
+        // handler, reached before any credential check.
         guard NSCollections.all.contains(col) else { return .failure(err(404, "Bad operation or collection")) }
+        let auth: NSAuthResult
+        switch await authenticate(req, sim: sim) {
+        case .failure(let denied): return .failure(denied)
+        case .success(let a): auth = a
+        }
         return .success(Ctx(col: col, auth: auth, now: NSDates.ms(sim.options.clock()), sim: sim, req: req, ext: ext))
     }
 
-    /// A v3 path or method no route answers: 404, after the credential check when there is more
-    /// than `/api/v3`.
+    /// A v3 path or method no route answers: Express's final handler, 404 without any credential
+    /// check (`lib/api3/index.js`).
     static func unmatched(_ req: SimRequest, sim: NightscoutSimulator) async -> SimResponse {
-        guard req.segments.count > 2 else { return err(404, "Bad operation or collection") }
-        if case .failure(let denied) = await authenticate(req, sim: sim) { return denied }
-        return err(404, "Bad operation or collection")
+        err(404, "Bad operation or collection")
     }
 
     /// 406 when the request asks for anything but JSON (a non-`json` extension or `Accept`).

@@ -19,7 +19,6 @@ enum SignalKRoutes {
     /// The simulator's router.
     static func router(_ sim: SignalKSimulator) -> Router<SimRequestContext> {
         let o = sim.options
-        let putEnabled = o.put || !o.putHandlers.isEmpty
         let router = Router(context: SimRequestContext.self)
         if o.security { router.add(middleware: SignalKSecurityMiddleware(sim: sim)) }
         router.add(middleware: SimNotFoundMiddleware(bodyLimit: bodyLimit) { notFound($0) })
@@ -27,14 +26,19 @@ enum SignalKRoutes {
         routes.on("/signalk", [.get, .head]) { req in discovery(req, sim: sim) }
         for path in ["/signalk/v1/api", "/signalk/v1/api/**"] {
             routes.on(path, [.get, .head]) { req in await get(req, sim: sim) }
-            if putEnabled { routes.on(path, [.put]) { req in await put(req, sim: sim) } }
+            routes.on(path, [.put]) { req in await put(req, sim: sim) }
         }
-        if putEnabled || o.security {
-            for path in ["/signalk/v1/requests", "/signalk/v1/requests/**"] {
-                routes.get(path) { req in await SignalKSecurityRoutes.requestReply(req, sim: sim) }
-            }
+        for path in ["/signalk/v1/requests", "/signalk/v1/requests/**"] {
+            routes.get(path) { req in await SignalKSecurityRoutes.requestReply(req, sim: sim) }
         }
         routes.on("/signalk/v1/access/requests", [.post]) { req in await SignalKSecurityRoutes.accessRequest(req, sim: sim) }
+        routes.get("/skServer/loginStatus") { req in await SignalKAdminRoutes.loginStatus(req, sim: sim) }
+        routes.get("/skServer/security/access/requests") { req in await SignalKAdminRoutes.list(req, sim: sim) }
+        for prefix in ["/skServer", ""] {
+            routes.on(prefix + "/security/access/requests/{clientId}/{status}", [.put]) { req in
+                await SignalKAdminRoutes.decide(req, sim: sim)
+            }
+        }
         if o.security {
             for path in ["/signalk/v1/auth/login", "/login"] {
                 routes.on(path, [.post]) { req in await SignalKSecurityRoutes.login(req, sim: sim) }
@@ -83,13 +87,30 @@ enum SignalKRoutes {
         let segments = req.tail
         if segments.isEmpty { return .json(200, model) }
         if segments == ["self"] { return .json(200, .string(sim.selfContext)) }
+        if let meta = meta(segments) { return meta }
         var keys = segments
         if keys.count >= 2, keys[0] == "vessels", keys[1] == "self" { keys[1] = sim.selfID }
         guard let root = model.objectValue, let found = SignalKStore.get(root, keys) else { return notFound(req) }
         return .json(200, found)
     }
 
-    /// `PUT /signalk/v1/api/<context>/<path…>` (PUT enabled).
+    /// `GET …/vessels/<id>/<path…>/meta` and `…/meta/<key>` (`rest.js`): the schema's metadata for
+    /// the path, for any vessel id, whether or not it has data; nil (→ the tree, so 404) for a path
+    /// without metadata or a key it lacks.
+    static func meta(_ segments: [String]) -> SimResponse? {
+        let n = segments.count
+        if n > 4, segments[n - 1] == "meta", let m = SignalKMeta.lookup(vesselKey: Array(segments.dropLast())) {
+            return .json(200, m)
+        }
+        if n > 5, segments[n - 2] == "meta", let m = SignalKMeta.lookup(vesselKey: Array(segments.dropLast(2))),
+            let value = m[segments[n - 1]], value != .null, value != .bool(false), value != .string("")
+        {
+            return .json(200, value)
+        }
+        return nil
+    }
+
+    /// `PUT /signalk/v1/api/<context>/<path…>`.
     static func put(_ req: SimRequest, sim: SignalKSimulator) async -> SimResponse {
         guard req.path.hasPrefix(apiPrefix) else { return notFound(req) }
         return await SignalKPutRoute.handle(

@@ -18,12 +18,18 @@ actor SignalKAuthority {
         var user: String?
         var accessRequest: JSONValue?
         var clientId: String?
+        /// Where state changes go (a WebSocket that sent the request).
+        var sink: (@Sendable (JSONValue) -> Void)?
+        /// The socket a forwarded PUT went to (only its replies update the request).
+        var forwardedTo: Int?
     }
     struct AccessRequest: Sendable {
         var clientId: String
         var description: String
         var permissions: String?
         var requestId: String
+        var ip: String = ""
+        var date = Date()
     }
     /// A caller identified by its token.
     struct Principal: Sendable {
@@ -35,14 +41,21 @@ actor SignalKAuthority {
     private let key = SymmetricKey(size: .bits256)
     private let clock: @Sendable () -> Date
     private let users: [String: String]
+    private let roles: [String: String]
+    private let onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)?
     private var requests: [String: Record] = [:]
     private var order: [String] = []
     private var pendingAccess: [String: AccessRequest] = [:]  // by clientId
     private var devices: [String: String] = [:]  // clientId → permission
 
-    init(users: [String: String], clock: @escaping @Sendable () -> Date) {
+    init(
+        users: [String: String], roles: [String: String] = [:], clock: @escaping @Sendable () -> Date,
+        onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)? = nil
+    ) {
         self.users = users
+        self.roles = roles
         self.clock = clock
+        self.onAccessRequest = onAccessRequest
     }
 
     // MARK: requests (§5)
@@ -58,17 +71,16 @@ actor SignalKAuthority {
         if let ip = r.ip { o["ip"] = .string(ip) }
         if let u = r.user { o["user"] = .string(u) }
         if let a = r.accessRequest { o["accessRequest"] = a }
-        if r.kind == .put, r.state == "PENDING" { o["action"] = ["href": .string(href(r.id))] }
         return .object(o)
     }
 
     func addRequest(
         id: String, kind: Kind, state: String, statusCode: Int, message: String?, ip: String?, user: String?,
-        clientId: String? = nil
+        clientId: String? = nil, sink: (@Sendable (JSONValue) -> Void)? = nil, forwardedTo: Int? = nil
     ) -> JSONValue {
         let r = Record(
             id: id, kind: kind, state: state, statusCode: statusCode, message: message, ip: ip, user: user,
-            clientId: clientId)
+            clientId: clientId, sink: sink, forwardedTo: forwardedTo)
         requests[id] = r
         order.append(id)
         return Self.json(r)
@@ -82,6 +94,19 @@ actor SignalKAuthority {
         r.statusCode = statusCode
         r.message = message
         requests[id] = r
+        r.sink?(Self.json(r))
+        return true
+    }
+
+    /// A reply from the socket a PUT was forwarded to (§4.4): updates the request (and tells
+    /// the requester). False when `id` is no pending PUT forwarded to `connection`.
+    func clientReply(_ id: String, from connection: Int, state: String?, statusCode: Int?, message: String?) -> Bool {
+        guard var r = requests[id], r.kind == .put, r.state == "PENDING", r.forwardedTo == connection else { return false }
+        if let state { r.state = state }
+        if let statusCode { r.statusCode = statusCode }
+        if let message { r.message = message }
+        requests[id] = r
+        r.sink?(Self.json(r))
         return true
     }
 
@@ -114,7 +139,10 @@ actor SignalKAuthority {
             return fail("A device with clientId '\(clientId)' has already requested access")
         }
         pendingAccess[clientId] = AccessRequest(
-            clientId: clientId, description: description, permissions: permissions, requestId: id)
+            clientId: clientId, description: description, permissions: permissions, requestId: id, ip: ip,
+            date: clock())
+        onAccessRequest?(SignalKAccessRequestNotice(
+            clientId: clientId, description: description, permissions: permissions, ip: ip, requestId: id))
         return (202, addRequest(id: id, kind: .accessRequest, state: "PENDING", statusCode: 202, message: nil,
                                 ip: ip, user: nil, clientId: clientId))
     }
@@ -123,12 +151,32 @@ actor SignalKAuthority {
 
     func pendingAccessClientIDs() -> [String] { pendingAccess.keys.sorted() }
 
+    /// The pending access requests as `GET /skServer/security/access/requests` lists them.
+    func pendingAccessList() -> JSONValue {
+        .array(pendingAccess.values.sorted { $0.date < $1.date }.map { ar in
+            var o: [String: JSONValue] = [
+                "requestId": .string(ar.requestId), "type": "accessRequest", "state": "PENDING", "statusCode": 202,
+                "ip": .string(ar.ip), "date": .string(SKTime.iso(ar.date)),
+                "accessIdentifier": .string(ar.clientId), "accessDescription": .string(ar.description),
+                "requestedPermissions": .bool(ar.permissions != nil),
+            ]
+            if let p = ar.permissions { o["permissions"] = .string(p) }
+            return .object(o)
+        })
+    }
+
+    /// Whether `clientId` has a pending request that asked for permissions itself.
+    func pendingRequestedPermissions(clientId: String) -> String?? {
+        pendingAccess[clientId].map { $0.permissions }
+    }
+
     func decideAccess(clientId: String, approve: Bool, permissions: String?, expiresIn: TimeInterval?) -> Bool {
         guard let ar = pendingAccess.removeValue(forKey: clientId), var r = requests[ar.requestId] else { return false }
         r.state = "COMPLETED"
         r.statusCode = 200
         if approve {
-            let permission = permissions ?? ar.permissions ?? "readonly"
+            // As signalk-server: what the device asked for wins over the admin's choice.
+            let permission = ar.permissions ?? permissions ?? "readonly"
             devices[clientId] = permission
             var payload: [String: JSONValue] = ["device": .string(clientId), "iat": .int(Int64(clock().timeIntervalSince1970))]
             if let expiresIn { payload["exp"] = .int(Int64(clock().timeIntervalSince1970 + expiresIn)) }
@@ -180,7 +228,9 @@ actor SignalKAuthority {
         if let device = payload["device"]?.stringValue, let permission = devices[device] {
             return Principal(name: device, permission: permission)
         }
-        if let id = payload["id"]?.stringValue, users[id] != nil { return Principal(name: id, permission: "admin") }
+        if let id = payload["id"]?.stringValue, users[id] != nil {
+            return Principal(name: id, permission: roles[id] ?? "admin")
+        }
         return nil
     }
 
@@ -252,7 +302,13 @@ enum SignalKSecurityRoutes {
     /// `readwrite` or `admin`.
     static func refusal(method: String, headers: [String: String], sim: SignalKSimulator) async -> SimResponse? {
         switch await sim.authority.check(headers: headers) {
-        case .none: return .text(401, "Unauthorized")
+        case .none:
+            if sim.options.allowReadOnly, method == "GET" || method == "HEAD" { return nil }
+            if sim.options.allowReadOnly, method == "PUT" {
+                return (headers["accept"] ?? "").contains("json")
+                    ? .json(401, ["error": "Permission Denied"]) : .text(401, "Permission Denied")
+            }
+            return .text(401, "Unauthorized")
         case .bad: return .text(401, "bad auth token")
         case .ok(let p):
             if method == "PUT", p.permission != "readwrite", p.permission != "admin" {

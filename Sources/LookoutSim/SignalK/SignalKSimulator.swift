@@ -36,20 +36,33 @@ import LookoutWire
 ///   implicit stream); any other unsubscribe gets the error string and the socket is closed.
 /// - §3.9 WebSocket pings (interval configurable); invalid JSON from clients is ignored. Deltas a
 ///   client sends (`updates`) are published like any provider's.
-/// - §4.2/§5 REST PUT when `Options.put` is set or `putHandlers` are registered (off: PUT is a plain
-///   404): context = first two segments, path = the rest with `/` and `.` alike; 400 `invalid path`
-///   (< 3 segments), 400 `input is missing a value`; handlers under the literal `vessels.self` answer
-///   COMPLETED with any `statusCode` (the HTTP status mirrors it) or PENDING 202 (`href` and
-///   `action.href`), finished by `completeRequest(_:statusCode:message:)`; other paths get the 405
-///   reply `PUT not supported for <path>`. `GET /signalk/v1/requests/<id>` is always 200 with the
-///   reply, 500 `Unable to check request: not found` for unknown ids.
+/// - §4.2/§5 REST PUT: context = first two segments, path = the rest with `/` and `.` alike; 400
+///   `input is missing a value`, 400 `invalid path` (< 3 segments); handlers under the literal
+///   `vessels.self` answer COMPLETED with any `statusCode` (the HTTP status mirrors it) or PENDING
+///   202 (`href` and `action.href`), finished by `completeRequest(_:statusCode:message:)`; every
+///   other path gets the 405 reply `PUT not supported for <path>`. `GET /signalk/v1/requests/<id>`
+///   is always 200 with the reply, 500 `Unable to check request: not found` for unknown ids.
+/// - §4.3 WebSocket `{"requestId","context","put":{path,value}}`: the same handlers; the replies
+///   (COMPLETED, or PENDING then COMPLETED; 405 for unhandled paths, 403 from a socket that may
+///   not write) arrive on the socket with the client's `requestId`, which is also polled at
+///   `/signalk/v1/requests/<requestId>`; `{"requestId","query":true}` answers the current reply or
+///   `{"requestId","statusCode":404}`.
+/// - §4.1 `GET …/vessels/<id>/<path>/meta` and `…/meta/<key>` (e.g. `units`) from the schema's
+///   metadata for the boat's paths (`SignalKMeta`), 404 for other paths; `sendMeta=all` sends a
+///   meta delta before the first value of each path (and its parent groups), as `ws.ts` does.
 /// - §6.1 access requests: security off → 404 `{"message":"Access requests not available. …"}`;
 ///   on → 202 PENDING reply (`href` `/signalk/v1/requests/<id>`, `ip`), 400 replies for a missing
 ///   description/clientId, invalid permissions or a duplicate pending clientId, 413 over 10 KiB,
-///   503 at 100 pending; the test approves/denies with `approveAccessRequest(clientId:…)` /
-///   `denyAccessRequest(clientId:)`, after which polling shows `accessRequest` APPROVED + token or
-///   DENIED; `revokeDevice(clientId:)` invalidates a device token.
-/// - §7 `POST /signalk/v1/auth/login` (and `/login`) with `Options.users`: 200
+///   503 at 100 pending; an admin approves/denies with `PUT /skServer/security/access/requests/
+///   <clientId>/<approved|denied>` (body `{"permissions","expiration"}`; 200 `Request updated`, 401
+///   `"Security config not allowed"` without an admin token, 500 `Unable update request`), lists
+///   them with `GET /skServer/security/access/requests`, or a test calls
+///   `approveAccessRequest(clientId:…)` / `denyAccessRequest(clientId:)`; polling then shows
+///   `accessRequest` APPROVED + token or DENIED (the device's requested permissions win over the
+///   admin's, as on the server); `revokeDevice(clientId:)` invalidates a device token;
+///   `Options.onAccessRequest` hears of each new request. `GET /skServer/loginStatus`.
+/// - §7 `POST /signalk/v1/auth/login` (and `/login`) with `Options.users` (permission from
+///   `Options.userRoles`, default `admin`): 200
 ///   `{"timeToLive":null,"token":…}` (+ `JAUTHENTICATION` cookie), 401
 ///   `{"statusCode":401,"message":"Invalid username/password"}`; `PUT /signalk/v1/auth/logout` →
 ///   `"Logout OK"`. Tokens are HS256 JWTs `{"device":<clientId>}` / `{"id":<user>}` with `iat` and
@@ -62,14 +75,18 @@ import LookoutWire
 ///   are ignored; deltas from a `readonly` token are ignored too.
 ///
 /// Simplifications (what signalk-server does and this one does not):
-/// - no WebSocket access requests or login, no periodic token re-check, no `readOnlyAccess`, no ACLs, no
-///   `allowDeviceAccessRequests`, no `/skServer/loginStatus` or admin HTTP routes (approval is a
-///   method), no 302 for non-JSON logins, no 429/per-IP limits, no sliding-session refresh, the
-///   bad-token cookie is not cleared; users are always `admin`;
-/// - PUT is REST only (no WebSocket PUT, `query`, or server→client PUT forwarding); `source` is passed
-///   to the handler but never required (one handler per path), no `meta`/notification PUTs, no
-///   DELETE; requests are never pruned;
-/// - no meta: no `sendMeta`, no `…/meta` REST paths, leaves carry no `meta`;
+/// - no WebSocket access requests or login, no periodic token re-check, no ACLs, no
+///   `allowDeviceAccessRequests` switch, of the admin routes only the access-request ones and
+///   `loginStatus`, no 302 for non-JSON logins, no 429/per-IP limits, no sliding-session refresh,
+///   the bad-token cookie is not cleared; `allowReadOnly` (anonymous reads) is all or nothing;
+/// - §4.4 a PUT no handler serves, to a path a socket with write access publishes, is forwarded to
+///   that socket as `{"requestId","context","put":[{"path","value"}]}` (400 when several sources
+///   publish it and the PUT names none); the socket's replies with that `requestId` update the
+///   request; 504 after `putForwardTimeout`.
+/// - `source` is passed to a registered handler but never required (one handler per path), no
+///   `meta`/notification PUTs, no DELETE; requests are never pruned;
+/// - meta only for the boat's own paths, without `displayUnits`, zones or user overrides; the
+///   full model's leaves carry no `meta`;
 /// - no `sourcePolicy`/`excludeSources`/`announceNewPaths`, no source priorities (every source is
 ///   delivered), no `serverevents`/`events`, no `log` path, no backpressure, no staleness;
 /// - the context-as-radius subscription object matches nothing; root (empty-path) values are
@@ -107,8 +124,8 @@ public final class SignalKSimulator: Sendable {
         public var autoTick: Bool
         /// WebSocket ping interval (signalk-server: 30 s).
         public var pingInterval: Duration
-        /// Answer REST PUT (§4.2) and `GET /signalk/v1/requests/<id>` (§5); also on when
-        /// `putHandlers` is not empty. Off (default): PUT is a plain-text 404 as before.
+        /// Kept for source compatibility: PUT (§4.2) and `GET /signalk/v1/requests/<id>` (§5) are
+        /// always answered now, as on signalk-server (405 for paths no handler serves).
         public var put: Bool
         /// PUT action handlers by dotted path under the literal context `vessels.self`; other paths
         /// get the 405 reply `PUT not supported for <path>`.
@@ -117,8 +134,18 @@ public final class SignalKSimulator: Sendable {
         /// requests (§6.1) and login (§7) are served. Off (default): everything is open and access
         /// requests get the 404 JSON of a server without security.
         public var security: Bool
-        /// User names and passwords for `POST /signalk/v1/auth/login` (users are `admin`).
+        /// User names and passwords for `POST /signalk/v1/auth/login`.
         public var users: [String: String]
+        /// Each user's permission (`readonly`, `readwrite` or `admin`); a user not listed is `admin`.
+        public var userRoles: [String: String]
+        /// signalk-server's "Allow Readonly Access": with security on, requests and sockets without
+        /// a token may read (REST GET, the stream); writes still need a token.
+        public var allowReadOnly: Bool
+        /// Called with each new pending access request (for `lookout sim signalk` to print it).
+        public var onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)?
+        /// How long a PUT forwarded to a publishing socket (§4.4) may stay PENDING before it is
+        /// COMPLETED with 504 (signalk-server: 60 s).
+        public var putForwardTimeout: Duration = .seconds(60)
 
         /// Creates options.
         public init(
@@ -126,8 +153,13 @@ public final class SignalKSimulator: Sendable {
             vesselName: String = "Lookout", playback: URL? = nil, rewritePlaybackTimestamps: Bool = true,
             clock: @escaping @Sendable () -> Date = { Date() }, autoTick: Bool = true,
             pingInterval: Duration = .seconds(30), put: Bool = false,
-            putHandlers: [String: SignalKPutHandler] = [:], security: Bool = false, users: [String: String] = [:]
+            putHandlers: [String: SignalKPutHandler] = [:], security: Bool = false, users: [String: String] = [:],
+            userRoles: [String: String] = [:], allowReadOnly: Bool = false,
+            onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)? = nil
         ) {
+            self.userRoles = userRoles
+            self.allowReadOnly = allowReadOnly
+            self.onAccessRequest = onAccessRequest
             self.port = port
             self.rate = rate
             self.seed = seed
@@ -176,7 +208,7 @@ public final class SignalKSimulator: Sendable {
         let store = SignalKStore(
             selfID: selfID, staticSelf: ["mmsi": .string(o.selfMMSI), "name": .string(o.vesselName)])
         hub = SignalKHub(store: store, serverVersion: Self.serverVersion)
-        authority = SignalKAuthority(users: o.users, clock: o.clock)
+        authority = SignalKAuthority(users: o.users, roles: o.userRoles, clock: o.clock, onAccessRequest: o.onAccessRequest)
         if let url = o.playback {
             let playback = try SignalKPlayback(contentsOf: url)
             initialSource = .playback(playback, rewriteTimestamps: o.rewritePlaybackTimestamps)
@@ -192,6 +224,7 @@ public final class SignalKSimulator: Sendable {
         let (portStream, portCont) = AsyncStream<Int>.makeStream()
         let hub = self.hub, authority = self.authority, security = options.security
         let clock = options.clock
+        let sim = self
         var logger = Logger(label: "LookoutSim.SignalK")
         logger.logLevel = .critical
         let wsConfig = WebSocketServerConfiguration(
@@ -204,24 +237,29 @@ public final class SignalKSimulator: Sendable {
                 let q = SimRequest.parseQuery(query)
                 let subscribe = q.first { $0.0 == "subscribe" }?.1
                 let sendCached = q.first { $0.0 == "sendCachedValues" }?.1 != "false"
+                let sendMeta = q.first { $0.0 == "sendMeta" }?.1 == "all"
+                let allowReadOnly = sim.options.allowReadOnly
                 var access = SKAccess.open
                 if security {
                     // §3.2: `?token=` first, then the headers; a bad token fails the upgrade with 401.
                     var headers: [String: String] = [:]
                     for f in request.headerFields { headers[f.name.canonicalName.lowercased()] = f.value }
                     switch await authority.check(token: q.first { $0.0 == "token" }?.1 ?? SignalKAuthority.token(headers: headers)) {
-                    case .none: access = .anonymous
+                    case .none: access = allowReadOnly ? .granted(permission: "readonly") : .anonymous
                     case .bad: return .dontUpgrade
                     case .ok(let p): access = .granted(permission: p.permission)
                     }
                 }
                 return .upgrade([:]) { [access] inbound, outbound, _ in
-                    let conn = await hub.open(subscribe: subscribe, sendCachedValues: sendCached, access: access, now: clock())
+                    let conn = await hub.open(
+                        subscribe: subscribe, sendCachedValues: sendCached, access: access, sendMeta: sendMeta, now: clock())
                     await withTaskGroup(of: Void.self) { group in
                         group.addTask {
                             do {
                                 for try await message in inbound.messages(maxSize: 1 << 20) {
-                                    if case .text(let text) = message { await hub.receive(text, from: conn.id, now: clock()) }
+                                    guard case .text(let text) = message else { continue }
+                                    if await SignalKWebSocketRequests.handle(text, conn: conn, sim: sim) { continue }
+                                    await hub.receive(text, from: conn.id, now: clock())
                                 }
                             } catch {}
                             conn.finish()

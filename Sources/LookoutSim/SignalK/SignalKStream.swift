@@ -79,6 +79,10 @@ struct SKConnState: Sendable {
     var implicit: SKImplicit
     var access: SKAccess = .open
     var subs: [SignalKSubscription] = []
+    /// `sendMeta=all`: meta deltas go before the first value of each path.
+    var sendMeta = false
+    /// Context-and-path keys whose meta was sent (or found to have none).
+    var sentMeta: Set<String> = []
 }
 
 /// The generator behind `tick()`.
@@ -98,6 +102,9 @@ actor SignalKHub {
     private(set) var deltaCount = 0
     /// Where ticks take their data from (nil: nothing is generated).
     var source: SignalKSource?
+    /// Sockets that published a path, by path and `$source` (`ws.ts` `pathSources`): a PUT no
+    /// handler serves is forwarded to them (§4.4).
+    var pathSources: [String: [String: Int]] = [:]
 
     init(store: SignalKStore, serverVersion: String) {
         self.store = store
@@ -114,7 +121,9 @@ actor SignalKHub {
 
     /// Registers a socket: hello, then the cached values the `subscribe` mode asks for (§3.3, §3.6).
     /// An `anonymous` socket gets the hello and nothing else.
-    func open(subscribe: String?, sendCachedValues: Bool, access: SKAccess = .open, now: Date) -> SKConnection {
+    func open(subscribe: String?, sendCachedValues: Bool, access: SKAccess = .open, sendMeta: Bool = false, now: Date)
+        -> SKConnection
+    {
         nextID += 1
         let conn = SKConnection(id: nextID)
         var implicit: SKImplicit
@@ -127,15 +136,43 @@ actor SignalKHub {
         }
         if !access.mayRead { (implicit, replay) = (.none, false) }
         conn.send(hello(now: now))
+        var st = SKConnState(conn: conn, implicit: implicit, access: access, sendMeta: sendMeta)
         if replay {
             let selfCtx = store.selfContext
-            for v in store.cached(where: { implicit == .all || $0.context == selfCtx }) { conn.send(v.singleDelta) }
+            for v in store.cached(where: { implicit == .all || $0.context == selfCtx }) { emit(v.singleDelta, to: &st) }
         }
-        conns[conn.id] = SKConnState(conn: conn, implicit: implicit, access: access)
+        conns[conn.id] = st
         return conn
     }
 
-    func close(_ id: Int) { conns[id] = nil }
+    /// Sends a delta to a socket, after its meta deltas when the socket asked for `sendMeta=all`
+    /// (`ws.ts` `sendMetaData`, called before every delta written).
+    func emit(_ delta: JSONValue, text: String? = nil, to st: inout SKConnState) {
+        if st.sendMeta {
+            for m in SignalKMeta.metaDeltas(before: delta, sent: &st.sentMeta) { st.conn.send(m) }
+        }
+        if let text { st.conn.send(text) } else { st.conn.send(delta) }
+    }
+
+    /// The access of an open socket.
+    func access(of id: Int) -> SKAccess? { conns[id]?.access }
+
+    func close(_ id: Int) {
+        conns[id] = nil
+        for path in pathSources.keys { pathSources[path] = pathSources[path]?.filter { $0.value != id } }
+    }
+
+    /// Where a PUT to `path` goes when no handler serves it: nil (nobody publishes it), the
+    /// socket, or `.failure` when several sources publish it and `source` names none.
+    func putTarget(path: String, source: String?) -> Result<SKConnection, SignalKPutForwardError>? {
+        guard let sources = pathSources[path], !sources.isEmpty else { return nil }
+        if let source {
+            guard let id = sources[source] else { return nil }
+            return conns[id].map { .success($0.conn) }
+        }
+        guard sources.count == 1, let id = sources.values.first else { return .failure(.multipleSources) }
+        return conns[id].map { .success($0.conn) }
+    }
 
     /// Number of open sockets.
     var connectionCount: Int { conns.count }
@@ -143,8 +180,11 @@ actor SignalKHub {
     // MARK: data in
 
     /// Feeds a delta from a provider (the boat, playback, or a client) to the model and streams.
-    func publish(_ delta: JSONValue, now: Date, providerID: String) {
+    func publish(_ delta: JSONValue, now: Date, providerID: String, connection: Int? = nil) {
         guard let (normalized, values) = store.apply(delta, now: now, providerID: providerID) else { return }
+        if let connection {
+            for v in values { pathSources[v.path, default: [:]][v.sourceRef] = connection }
+        }
         deltaCount += 1
         // Windows that ended by now are flushed before the new values open the next ones.
         pump(now: now)
@@ -153,29 +193,29 @@ actor SignalKHub {
         let text = normalized.jsonString
         for id in conns.keys.sorted() {
             guard var st = conns[id] else { continue }
-            if st.implicit == .all || (st.implicit == .selfOnly && ctx == selfCtx) { st.conn.send(text) }
+            if st.implicit == .all || (st.implicit == .selfOnly && ctx == selfCtx) { emit(normalized, text: text, to: &st) }
             for i in st.subs.indices {
                 for v in values where st.subs[i].matchesContext(v.context, selfContext: selfCtx)
                     && SKGlob.matches(st.subs[i].path, v.path)
                 {
-                    deliver(v, sub: &st.subs[i], conn: st.conn, now: now)
+                    deliver(v, sub: i, st: &st, now: now)
                 }
             }
             conns[id] = st
         }
     }
 
-    private func deliver(_ v: SKValue, sub: inout SignalKSubscription, conn: SKConnection, now: Date) {
-        switch sub.mode {
+    private func deliver(_ v: SKValue, sub i: Int, st: inout SKConnState, now: Date) {
+        switch st.subs[i].mode {
         case .instant:
-            conn.send(v.singleDelta)
+            emit(v.singleDelta, to: &st)
         case .debounce(let ms):
-            if let last = sub.lastSent[v.path], now.timeIntervalSince(last) * 1000 < ms { return }
-            sub.lastSent[v.path] = now
-            conn.send(v.singleDelta)
+            if let last = st.subs[i].lastSent[v.path], now.timeIntervalSince(last) * 1000 < ms { return }
+            st.subs[i].lastSent[v.path] = now
+            emit(v.singleDelta, to: &st)
         case .buffer(let ms):
-            if sub.windowEnd[v.path] == nil { sub.windowEnd[v.path] = now.addingTimeInterval(ms / 1000) }
-            sub.pending[v.path, default: [:]]["\(v.context):\(v.sourceRef):\(v.path)"] = v
+            if st.subs[i].windowEnd[v.path] == nil { st.subs[i].windowEnd[v.path] = now.addingTimeInterval(ms / 1000) }
+            st.subs[i].pending[v.path, default: [:]]["\(v.context):\(v.sourceRef):\(v.path)"] = v
         }
     }
 
@@ -187,7 +227,7 @@ actor SignalKHub {
             for i in st.subs.indices {
                 for (key, end) in st.subs[i].windowEnd where end.timeIntervalSince(now) <= 0.001 {
                     for v in (st.subs[i].pending[key] ?? [:]).values.sorted(by: { $0.seq > $1.seq }) {
-                        st.conn.send(v.singleDelta)
+                        emit(v.singleDelta, to: &st)
                     }
                     st.subs[i].pending[key] = nil
                     st.subs[i].windowEnd[key] = nil
@@ -206,7 +246,7 @@ actor SignalKHub {
     func receive(_ text: String, from id: Int, now: Date) {
         guard let st = conns[id], let msg = try? JSONValue.parse(text), let obj = msg.objectValue else { return }
         if obj["updates"] != nil, st.access.mayWrite {
-            publish(msg, now: now, providerID: "ws.\(id)")
+            publish(msg, now: now, providerID: "ws.\(id)", connection: id)
         }
         if let rows = obj["subscribe"]?.arrayValue, st.access.mayRead {
             subscribe(rows: rows, context: obj["context"], state: st, now: now)
@@ -247,6 +287,7 @@ actor SignalKHub {
             context.map { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? ($0 == .null ? nil : "\u{0}") } ?? nil
         let selfCtx = store.selfContext
         var subs = conns[conn.id]?.subs ?? []
+        var meta = conns[conn.id] ?? state
         let known = store.knownPaths.sorted()
         for row in rows {
             guard let path = row["path"]?.stringValue else { continue }
@@ -286,10 +327,11 @@ actor SignalKHub {
             let sub = SignalKSubscription(context: ctx, path: path, mode: mode)
             subs.append(sub)
             for v in store.cached(where: { SKGlob.matches(path, $0.path) && sub.matchesContext($0.context, selfContext: selfCtx) }) {
-                conn.send(v.singleDelta)
+                emit(v.singleDelta, to: &meta)
             }
         }
         conns[conn.id]?.subs = subs
+        conns[conn.id]?.sentMeta = meta.sentMeta
     }
 
     // MARK: faults

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LookoutScenarios
 import LookoutSim
+import LookoutWire
 import Lua
 
 /// `lookout sim SERVICE`: local simulators that behave like the real servers.
@@ -32,8 +33,14 @@ struct NightscoutSimCommand: AsyncParsableCommand {
     @Option(help: "Keep data in this SQLite file (default: memory only).")
     var sqlite: String?
 
-    @Option(help: "Fill with this many days of generated CGM data, boluses, carbs and loop status.")
+    @Option(help: "Fill with this many days of generated CGM data, boluses, carbs and loop status, then keep adding a live reading every 5 minutes.")
     var fill: Double?
+
+    @Option(help: "With --fill: make live readings this many times faster (each still stands for 5 minutes; 60 = one a 5 s).")
+    var speed: Double = 1
+
+    @Flag(name: .customLong("no-live"), help: "With --fill: add no live readings after the fill.")
+    var noLive = false
 
     @Option(help: "Add a named scenario to the generated data (repeatable): \(CGMGenerator.Scenario.allCases.map(\.rawValue).joined(separator: ", ")).")
     var scenario: [String] = []
@@ -56,6 +63,7 @@ struct NightscoutSimCommand: AsyncParsableCommand {
             throw ValidationError("--token takes NAME:ROLE[,ROLE…], got '\(spec)'")
         }
         if fill.map({ $0 < 0 || $0 > 3660 }) == true { throw ValidationError("--fill takes 0 to 3660 days") }
+        if !(speed >= 1 && speed <= 3600) { throw ValidationError("--speed takes 1 to 3600, got \(speed)") }
     }
 
     func run() async throws {
@@ -87,8 +95,32 @@ struct NightscoutSimCommand: AsyncParsableCommand {
             let accessToken = await simulator.addSubject(name: parts[0], roles: roles)
             say("token \(parts[0]) (\(roles.joined(separator: ", "))): \(accessToken)")
         }
+        var live: Task<Void, Never>?
+        if fill != nil, !noLive {
+            let interval = 300 / speed
+            say("a live reading every \(Self.describe(seconds: interval))" + (speed == 1 ? "" : " (each stands for 5 minutes)"))
+            live = Task { [seed] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(Int64(interval * 1000)))
+                    if Task.isCancelled { break }
+                    let entry = await simulator.addLiveReading(at: Date(), seed: seed)
+                    say("live reading \(entry["sgv"]?.int64Value ?? 0) mg/dL \(entry["direction"]?.stringValue ?? "")")
+                }
+            }
+        }
         await SimServing.untilInterrupted()
+        live?.cancel()
         await simulator.stop()
+    }
+
+    /// "5 minutes", "1 minute", "5 seconds", "0.5 seconds".
+    static func describe(seconds: Double) -> String {
+        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 {
+            let m = Int(seconds / 60)
+            return m == 1 ? "minute" : "\(m) minutes"
+        }
+        let s = seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.2g", seconds)
+        return s == "1" ? "second" : "\(s) seconds"
     }
 }
 
