@@ -39,7 +39,8 @@ final class WireHTTPClientTests: XCTestCase {
             XCTFail("a closed port answered")
         } catch let error as WireHTTPError {
             XCTAssertEqual(error.kind, .connectionRefused, "\(error)")
-            XCTAssertEqual(error.description, "GET /api/v2/authorization/request/<redacted>: connection refused by http://127.0.0.1:\(port)")
+            XCTAssertEqual(error.description, "GET /api/v2/authorization/request/<redacted>: connection refused by http://127.0.0.1:\(port): "
+                           + "nothing listens there (is the server running, and are host and port right?)")
             for secret in ["alice", "hunter22", "tok-secret-1", "qsecret99", "hdrsecret77"] {
                 XCTAssertFalse(error.description.contains(secret), error.description)
                 XCTAssertFalse(error.url.contains(secret), error.url)

@@ -100,10 +100,16 @@ public struct Doctor: Sendable {
         do {
             let status = try await client.status()
             var words = "\(site): Nightscout \(status.version ?? "(version unknown)")"
+            let which = connection.credentialSource ?? "the credentials"
             if connection.configuration.credentials != .none {
+                // One check only: after a refusal Nightscout delays every further request from this
+                // address (5 s more per failure), so more requests would only time out.
                 let auth = try await client.verifyAuth()
                 guard auth.isAuthenticated else {
-                    return DoctorCheck(subject, .failure, "\(site): the site refused the credentials; check the token or secret")
+                    if auth.canRead {
+                        return DoctorCheck(subject, .failure, "\(words): reads work, writes will be refused: \(which) is wrong")
+                    }
+                    return DoctorCheck(subject, .failure, "\(words): the site refused \(which): it is wrong")
                 }
                 words += auth.isAdmin ? ", admin" : auth.canWrite ? ", read and write" : ", read only"
             }
@@ -116,7 +122,9 @@ public struct Doctor: Sendable {
             return DoctorCheck(subject, age > staleAfter ? .warning : .ok, words)
         } catch let error as NightscoutError {
             if case .unauthorized = error {
-                return DoctorCheck(subject, .failure, "\(site): the site refused the credentials (\(error)); check the token or secret")
+                let which = connection.credentialSource.map { "\($0) is wrong" }
+                    ?? "the site needs credentials: add token_env (or token_file) to the profile"
+                return DoctorCheck(subject, .failure, "\(site): the site refused the request (\(error)): \(which)")
             }
             return DoctorCheck(subject, .failure, "\(site): \(error)")
         } catch {
