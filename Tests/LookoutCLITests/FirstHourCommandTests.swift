@@ -82,6 +82,37 @@ final class FirstHourCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(line.contains("connection refused by \(origin): nothing listens there"), doctor.stdout)
     }
 
+    /// Wrong credentials against a site that delays answers after failed logins, as Nightscout
+    /// does (5 s more per failure from an address): doctor names the variable holding the wrong
+    /// token or secret instead of reporting a transport timeout.
+    func testDoctorNamesTheWrongTokenAndSecretDespiteTheSitesLoginDelay() async throws {
+        let sim = NightscoutSimulator(options: .init(apiSecret: "the site's own secret phrase"))  // 5 s per failed login
+        let url = try await sim.start()
+        let token = await sim.addSubject(name: "doctor-ok", roles: ["readable"])
+        try """
+            [nightscout.good]
+            url = "\(url.absoluteString)"
+            token_env = "NS_GOOD"
+            [nightscout.home]
+            url = "\(url.absoluteString)"
+            token_env = "NS_TOKEN"
+            [nightscout.writer]
+            url = "\(url.absoluteString)"
+            secret_env = "NS_SECRET"
+            """.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let env = ["NS_GOOD": token, "NS_TOKEN": "doctor-0000000000000000", "NS_SECRET": "not the site's secret"]
+        let run = try lookout(["doctor"], environment: env, timeout: 120)
+        assertExit(run, 1)
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        func line(_ subject: String) -> String { lines.first { $0.contains(" \(subject) ") } ?? "(no line for \(subject))" }
+        XCTAssertTrue(line("nightscout.good").contains(", read only; no CGM entries"), run.stdout)
+        XCTAssertTrue(line("nightscout.home").hasSuffix(": reads work, writes will be refused: the token in NS_TOKEN is wrong"), run.stdout)
+        XCTAssertTrue(line("nightscout.writer").hasSuffix(": reads work, writes will be refused: the secret in NS_SECRET is wrong"),
+                      run.stdout)
+        XCTAssertFalse(run.stdout.contains("timed out"), run.stdout)
+        for secret in env.values { XCTAssertFalse(run.stdout.contains(secret) || run.stderr.contains(secret), run.description) }
+    }
+
     // MARK: lookout test
 
     /// README's Signal K example, exactly as printed: it only reacts to the stream (`deltas`,
