@@ -49,6 +49,18 @@ final class WireHTTPClientTests: XCTestCase {
         try await client.client.shutdown()
     }
 
+    /// An unanswered connection fails after the shared client's connect timeout of a few seconds
+    /// (not the request's 30 s), as "connect … timed out" naming the server and what to check.
+    func testConnectTimeoutIsShortAndSaysWhatToCheck() throws {
+        XCTAssertEqual(WireHTTPClient.defaultConnectTimeout, .seconds(5))
+        let url = try XCTUnwrap(URL(string: "https://user:pw-secret@ns.example:8443/api/v3/version?token=qs-secret"))
+        let error = WireHTTPError(.connectTimedOut, WireHTTPRequest(method: "GET", url: url))
+        XCTAssertEqual(error.description, "GET /api/v3/version: connect to https://ns.example:8443 timed out: no answer "
+                       + "(is the host up and reachable from here, and are host and port right?)")
+        XCTAssertEqual(WireHTTPError(.timedOut, WireHTTPRequest(method: "GET", url: url)).reason,
+                       "timed out waiting for https://ns.example:8443 to answer")
+    }
+
     func testRedaction() throws {
         let url = try XCTUnwrap(URL(string: "https://bob:pw-123456@ns.example:8443/api/v2/authorization/request/abc-token?secret=s3cr3t#frag"))
         XCTAssertEqual(Redaction.url(url), "https://ns.example:8443/api/v2/authorization/request/<redacted>")
