@@ -70,7 +70,7 @@ public enum ConfigWording {
     /// The known name closest to `name` (case-insensitive edit distance at most 2, or at most a
     /// third of the name's length for long names; a prefix of at least 3 letters counts as
     /// distance 1), if any.
-    static func suggestion(for name: String, among known: [String]) -> String? {
+    public static func suggestion(for name: String, among known: [String]) -> String? {
         let lowered = name.lowercased()
         var best: (name: String, distance: Int)?
         for candidate in known {

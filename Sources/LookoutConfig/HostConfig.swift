@@ -38,6 +38,19 @@ public struct HostConfig: Sendable {
         /// The defaults: 64 MiB, 5 s of CPU, no wall-clock limit, 10 MiB of `store`.
         public static let defaults = Limits(memoryBytes: 64 << 20, cpuSeconds: 5, timeSeconds: nil)
 
+        /// The smallest memory limit a script can start under (a Lua state with Lookout's modules
+        /// needs about half of it); `[limits] memory` and `--memory-limit` refuse less, except 0
+        /// ("none").
+        public static let minimumMemoryBytes = 1 << 20
+
+        /// Why `bytes` cannot be a memory limit (nil when it can: 0 for none, or at least the
+        /// minimum); the message names the minimum and gives an example.
+        public static func memoryLimitProblem(_ bytes: Int) -> String? {
+            guard bytes != 0, bytes < minimumMemoryBytes else { return nil }
+            return "\(bytes) bytes is too little for a script (the minimum is 1MB); "
+                + "write a size with its unit such as \"64MB\", or 0 for no limit"
+        }
+
         /// Creates limits.
         public init(memoryBytes: Int, cpuSeconds: Double, timeSeconds: Double?, storeBytes: Int? = 10 << 20) {
             self.memoryBytes = memoryBytes
@@ -151,8 +164,8 @@ public struct HostConfig: Sendable {
         self.publicTable = Self.redactingURLCredentials(Self.removingSecretReferences(table))
 
         var limits = Limits.defaults
-        if let memory = table.value(atPath: ["limits", "memory"]).flatMap(Quantities.size) {
-            limits.memoryBytes = memory
+        if let memory = table.value(atPath: ["limits", "memory"]) {
+            limits.memoryBytes = HostConfigSchema.isUnlimitedSize(memory) ? 0 : Quantities.size(memory) ?? limits.memoryBytes
         }
         if let cpu = table.value(atPath: ["limits", "cpu"]).flatMap(Quantities.duration) {
             limits.cpuSeconds = cpu

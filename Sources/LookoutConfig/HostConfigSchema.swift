@@ -31,7 +31,7 @@ enum HostConfigSchema {
     static let sections: [String: HostConfigSectionKind] = {
         var sections: [String: HostConfigSectionKind] = [
             "limits": .settings([
-                HostConfigKeySpec(name: "memory", validate: checkSize),
+                HostConfigKeySpec(name: "memory", validate: checkMemoryLimit),
                 HostConfigKeySpec(name: "cpu", validate: checkPositiveDuration),
                 HostConfigKeySpec(name: "time", validate: checkOptionalDuration),
                 HostConfigKeySpec(name: "store", validate: checkOptionalSize),
@@ -63,11 +63,13 @@ enum HostConfigSchema {
         return value.kindDescription
     }
 
-    static func checkSize(_ value: TOMLValue) -> String? {
+    /// A memory limit: a size of at least `Limits.minimumMemoryBytes`, or 0 or "none" for none.
+    static func checkMemoryLimit(_ value: TOMLValue) -> String? {
+        if isUnlimitedSize(value) { return nil }
         guard let bytes = Quantities.size(value) else {
-            return "expected a size such as \"64MB\" or \"512KB\" (powers of 1024), got \(shown(value))"
+            return "expected a size such as \"64MB\" or \"1GB\" (powers of 1024), or 0 or \"none\" for no limit, got \(shown(value))"
         }
-        return bytes > 0 ? nil : "must be more than 0 bytes"
+        return HostConfig.Limits.memoryLimitProblem(bytes)
     }
 
     /// A size, or 0 or "none" for no limit.

@@ -139,8 +139,18 @@ public struct ScenarioExpectation: Sendable {
         let hits = effects.filter { $0.time >= from && $0.time <= until && matches($0) }
         let at = { (d: Date) in ScenarioReport.offset(d, from: scenario.start) }
         let window = event == nil ? "" : " (event at \(at(from)))"
+        if from > scenario.end {
+            // The run (shortened by --hours) ends before the event: nothing to judge.
+            return ScenarioResult(expectation: text, passed: true, notReached: true,
+                                  detail: "not reached: the event is at \(at(from)), after the run's end at \(at(scenario.end))")
+        }
         if mustHappen {
             guard let first = hits.first else {
+                if until > scenario.end {
+                    return ScenarioResult(expectation: text, passed: true, notReached: true,
+                                          detail: "not reached: nothing yet when the run ended at \(at(scenario.end)), "
+                                              + "before the window's end at \(at(until))\(window)")
+                }
                 let later = effects.first { $0.time > until && matches($0) }
                 return ScenarioResult(expectation: text, passed: false,
                                       detail: "nothing matching between \(at(from)) and \(at(until))\(window)"
@@ -162,4 +172,15 @@ public struct ScenarioResult: Sendable, Codable {
     public var passed: Bool
     /// When it matched, or why not.
     public var detail: String
+    /// The run ended before the expectation could be judged (`--hours` shorter than the event or
+    /// its window); it counts as neither held nor failed.
+    public var notReached: Bool
+
+    /// A result.
+    public init(expectation: String, passed: Bool, notReached: Bool = false, detail: String) {
+        self.expectation = expectation
+        self.passed = passed
+        self.notReached = notReached
+        self.detail = detail
+    }
 }

@@ -94,11 +94,16 @@ public struct ScenarioReport: Sendable, Codable {
         }
         if !results.isEmpty {
             lines.append("")
-            for r in results { lines.append("  \(r.passed ? "PASS" : "FAIL")  \(r.expectation): \(r.detail)") }
+            for r in results {
+                let verdict = r.notReached ? "NOT REACHED" : r.passed ? "PASS" : "FAIL"
+                lines.append("  \(verdict)  \(r.expectation): \(r.detail)")
+            }
         }
         lines.append("")
         let failed = results.filter { !$0.passed }.count
-        lines.append(passed ? "ok: \(results.count) expectation\(results.count == 1 ? "" : "s") held"
+        let unreached = results.filter(\.notReached).count, held = results.count - unreached
+        lines.append(passed ? "ok: \(held) expectation\(held == 1 ? "" : "s") held"
+                         + (unreached == 0 ? "" : ", \(unreached) not reached in this run")
                      : "FAILED: \(failed) of \(results.count) expectations" + (scriptErrors.isEmpty ? "" : ", \(scriptErrors.count) script error(s)"))
         return lines.joined(separator: "\n")
     }

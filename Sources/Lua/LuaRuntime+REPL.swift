@@ -40,7 +40,7 @@ extension LuaRuntime {
 
     /// Runs a script file in the REPL's state (`--load`, `.load`); its globals stay.
     public func evaluate(file path: String) async -> ReplEvaluation {
-        guard let data = FileManager.default.contents(atPath: path).map({ Array($0) }) else { return .error("cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path).map({ Array($0) }) else { return .error(Self.cannotRead(path)) }
         switch engine.compileREPL(LuaRuntime.skippingShebang(data), chunkName: "@" + path, tryExpression: false) {
         case .incomplete: return .error("\(path): unexpected end of file")
         case .syntaxError(let message): return .error(message)

@@ -75,9 +75,26 @@ public actor LuaRuntime {
     /// tasks) has finished, or the script exits or is interrupted.
     public func run(file path: String) async -> LuaRunOutcome {
         guard let data = FileManager.default.contents(atPath: path) else {
-            return LuaRunOutcome(errors: 1, exitCode: 2, interrupted: false, message: "cannot read \(path)")
+            return LuaRunOutcome(errors: 1, exitCode: 2, interrupted: false, message: Self.cannotRead(path))
         }
         return await run(source: LuaRuntime.skippingShebang(Array(data)), chunkName: "@" + path)
+    }
+
+    /// Why a script file cannot be read: `cannot read x.lua: no such file`, `…: it is a folder`,
+    /// `…: permission denied`.
+    public static func cannotRead(_ path: String) -> String {
+        var isDirectory: ObjCBool = false
+        let why: String
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            why = "no such file"
+        } else if isDirectory.boolValue {
+            why = "it is a folder, not a script"
+        } else if !FileManager.default.isReadableFile(atPath: path) {
+            why = "permission denied"
+        } else {
+            why = "reading failed"
+        }
+        return "cannot read \(path): \(why)"
     }
 
     /// A first line starting with `#` (`#!/usr/bin/env lookout run`) is skipped as `lua` does; its

@@ -19,7 +19,9 @@ struct HostEnvironment {
     static func load() throws -> HostEnvironment {
         let paths = LookoutPaths.resolve()
         do {
-            return HostEnvironment(paths: paths, config: try HostConfig.load(paths: paths))
+            let config = try HostConfig.load(paths: paths)
+            try ServiceProfileSchema.validate(config)
+            return HostEnvironment(paths: paths, config: config)
         } catch {
             throw HostSetupError(description: error.description)
         }

@@ -26,6 +26,11 @@ struct RunCommand: AsyncParsableCommand {
         // Arguments after the script belong to it; before it, only help is ours.
         if let first = arguments.first, ["-h", "--help", "-help"].contains(first) { throw CleanExit.helpRequest(self) }
         if code == nil && arguments.isEmpty { throw ValidationError("give a script file, or code with -e") }
+        // Captured for the script, an option before it would otherwise be taken for its file name.
+        if code == nil, let first = arguments.first, first.hasPrefix("-"), first.count > 1 {
+            throw ValidationError("unknown option '\(first)'; options of `lookout run` go before the script, the script's "
+                                  + "own arguments after it (see `lookout run --help`)")
+        }
     }
 
     func run() async throws {
@@ -34,7 +39,11 @@ struct RunCommand: AsyncParsableCommand {
         let logger = environment.bootstrapLogging(verbose: script.verbose)
         let file = code == nil ? arguments.first : nil
         let name = file.map { ($0 as NSString).lastPathComponent } ?? "-e"
-        let directory = file.map { ($0 as NSString).deletingLastPathComponent }.map { $0.isEmpty ? "." : $0 }
+        // The script's folder, by plain text: Foundation's deletingLastPathComponent traps on ".".
+        let directory = file.map { path -> String in
+            guard let slash = path.lastIndex(of: "/") else { return "." }
+            return slash == path.startIndex ? "/" : String(path[..<slash])
+        }
         let options = try environment.luaOptions(
             name: name, script: script, arguments: code == nil ? arguments : ["-e"] + arguments,
             scriptDirectory: directory ?? FileManager.default.currentDirectoryPath,

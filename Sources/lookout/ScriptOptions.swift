@@ -26,6 +26,9 @@ struct ScriptOptions: ParsableArguments {
             guard let bytes = Quantities.parseSize(memoryLimit) else {
                 throw ValidationError("--memory-limit: expected a size such as 64MB, got \(memoryLimit)")
             }
+            if let problem = HostConfig.Limits.memoryLimitProblem(bytes) {
+                throw ValidationError("--memory-limit: \(problem)")
+            }
             limits.memoryBytes = bytes
         }
         if let cpuLimit {

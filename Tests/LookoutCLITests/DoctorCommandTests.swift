@@ -34,11 +34,14 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
             [nightscout.wrong]
             url = "\(ns.absoluteString)"
             token_env = "NS_BAD"
+            [nightscout.writer]
+            url = "\(ns.absoluteString)"
+            secret_env = "NS_SECRET"
             [signalk.boat]
             url = "\(sk.absoluteString)"
             token_env = "SK_TOKEN"
             """.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
-        let env = ["NS_TOKEN": token, "NS_BAD": badToken, "SK_TOKEN": skToken]
+        let env = ["NS_TOKEN": token, "NS_BAD": badToken, "SK_TOKEN": skToken, "NS_SECRET": "doctor-wrong-secret-\(UUID().uuidString)"]
         let run = try lookout(["doctor", "--bundle", work + "/bundle.json", "--timeout", "10"], environment: env)
         assertExit(run, 1)
         let lines = run.stdout.split(separator: "\n").map(String.init)
@@ -47,17 +50,20 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(line("nightscout.home").hasPrefix("  ok"), run.stdout)
         XCTAssertTrue(line("nightscout.home").contains(", read only; newest entry 2 min old (104 mg/dL)"), run.stdout)
         XCTAssertTrue(line("nightscout.wrong").hasPrefix("  failure"), run.stdout)
-        XCTAssertTrue(line("nightscout.wrong").contains("refused the credentials"), run.stdout)
+        // A readable site with wrong credentials: reads work, writes will not; the variable to fix is named.
+        XCTAssertTrue(line("nightscout.wrong").contains("reads work, writes will be refused: the token in NS_BAD is wrong"), run.stdout)
+        XCTAssertTrue(line("nightscout.writer").hasPrefix("  failure"), run.stdout)
+        XCTAssertTrue(line("nightscout.writer").contains("reads work, writes will be refused: the secret in NS_SECRET is wrong"), run.stdout)
         XCTAssertTrue(line("signalk.boat").hasPrefix("  failure"), run.stdout)
         XCTAssertTrue(line("signalk.boat").contains("the server refused the token"), run.stdout)
-        XCTAssertTrue(run.stdout.contains("2 failed, 0 warnings."), run.stdout)
+        XCTAssertTrue(run.stdout.contains("3 failed, 0 warnings."), run.stdout)
 
         let bundlePath = work + "/bundle.json"
         let bundle = try String(contentsOfFile: bundlePath, encoding: .utf8)
         let attributes = try FileManager.default.attributesOfItem(atPath: bundlePath)
         XCTAssertEqual((attributes[.posixPermissions] as? Int).map { $0 & 0o777 }, 0o600)
         let decoded = try JSONSerialization.jsonObject(with: Data(bundle.utf8)) as? [String: Any]
-        XCTAssertEqual((decoded?["checks"] as? [Any])?.count, 6)
+        XCTAssertEqual((decoded?["checks"] as? [Any])?.count, 7)
         XCTAssertNotNil((decoded?["profiles"] as? [String: Any])?["nightscout.home"])
         for secret in env.values { XCTAssertFalse(bundle.contains(secret) || run.stdout.contains(secret) || run.stderr.contains(secret)) }
     }

@@ -80,7 +80,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertThrowsError(try HostConfig.load(path: path)) { error in
             XCTAssertEqual(
                 "\(error)",
-                "\(path):2:10: limits.memory: expected a size such as \"64MB\" or \"512KB\" (powers of 1024), got a boolean"
+                "\(path):2:10: limits.memory: expected a size such as \"64MB\" or \"1GB\" (powers of 1024), or 0 or \"none\" for no limit, got a boolean"
             )
         }
         try "[log]\nlevel = \"error\"\n".write(toFile: path, atomically: true, encoding: .utf8)
@@ -153,7 +153,10 @@ final class ConfigTests: XCTestCase {
 
     func testLimitVariants() throws {
         XCTAssertEqual(try config("[limits]\nmemory = 1048576").limits.memoryBytes, 1 << 20)
-        XCTAssertEqual(try config("[limits]\nmemory = \"512KiB\"").limits.memoryBytes, 512 << 10)
+        XCTAssertEqual(try config("[limits]\nmemory = \"2MiB\"").limits.memoryBytes, 2 << 20)
+        XCTAssertEqual(try config("[limits]\nmemory = 0").limits.memoryBytes, 0)  // none, as --memory-limit 0
+        XCTAssertEqual(try config("[limits]\nmemory = \"0\"").limits.memoryBytes, 0)
+        XCTAssertEqual(try config("[limits]\nmemory = \"none\"").limits.memoryBytes, 0)
         XCTAssertEqual(try config("[limits]\nmemory = \"1GB\"").limits.memoryBytes, 1 << 30)
         XCTAssertEqual(try config("[limits]\ncpu = 2").limits.cpuSeconds, 2)
         XCTAssertEqual(try config("[limits]\ncpu = 0.5").limits.cpuSeconds, 0.5)
@@ -206,16 +209,30 @@ final class ConfigTests: XCTestCase {
         let cases: [(String, String)] = [
             (
                 "[limits]\nmemory = true",
-                "config.toml:2:10: limits.memory: expected a size such as \"64MB\" or \"512KB\" (powers of 1024), got a boolean"
+                "config.toml:2:10: limits.memory: expected a size such as \"64MB\" or \"1GB\" (powers of 1024), or 0 or \"none\" for no limit, got a boolean"
             ),
             (
                 "[limits]\nmemory = \"64XB\"",
-                "config.toml:2:10: limits.memory: expected a size such as \"64MB\" or \"512KB\" (powers of 1024), got \"64XB\""
+                "config.toml:2:10: limits.memory: expected a size such as \"64MB\" or \"1GB\" (powers of 1024), or 0 or \"none\" for no limit, got \"64XB\""
             ),
-            ("[limits]\nmemory = 0", "config.toml:2:10: limits.memory: must be more than 0 bytes"),
+            (
+                "[limits]\nmemory = 64",
+                "config.toml:2:10: limits.memory: 64 bytes is too little for a script (the minimum is 1MB); "
+                    + "write a size with its unit such as \"64MB\", or 0 for no limit"
+            ),
+            (
+                "[limits]\nmemory = \"100KB\"",
+                "config.toml:2:10: limits.memory: 102400 bytes is too little for a script (the minimum is 1MB); "
+                    + "write a size with its unit such as \"64MB\", or 0 for no limit"
+            ),
+            (
+                "[limits]\nmemory = \"64\"",
+                "config.toml:2:10: limits.memory: 64 bytes is too little for a script (the minimum is 1MB); "
+                    + "write a size with its unit such as \"64MB\", or 0 for no limit"
+            ),
             (
                 "[limits]\nmemory = -5",
-                "config.toml:2:10: limits.memory: expected a size such as \"64MB\" or \"512KB\" (powers of 1024), got an integer"
+                "config.toml:2:10: limits.memory: expected a size such as \"64MB\" or \"1GB\" (powers of 1024), or 0 or \"none\" for no limit, got an integer"
             ),
             (
                 "[limits]\ncpu = \"fast\"",

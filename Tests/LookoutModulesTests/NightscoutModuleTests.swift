@@ -59,17 +59,17 @@ final class NightscoutModuleTests: XCTestCase {
             for i = 0, 3 do
               assert(home:upload_bg { sgv = 100 + i * 10, date = t0 + i * 300000, slope = 2.5, device = "lua-v3" })
             end
-            local got = assert(home:entries { from = t0, to = "2024-05-01T10:15:00Z", device = "lua-v3" })
+            local got = assert(home:entries { from = t0, to = "2024-05-01T10:15:00Z", find = { device = "lua-v3" } })
             print(#got, got[1].sgv, got[1].direction, got[1].date, got[1].dateString, got[1].type, got[1].app)
             print(got[4].sgv, got[4].identifier ~= nil, getmetatable(got) == json.array_mt)
-            local high = assert(home:search("entries", { device = "lua-v3", sgv = { gte = 120 }, sort = "date" }))
+            local high = assert(home:search("entries", { find = { device = "lua-v3", sgv = { gte = 120 } }, sort = "date" }))
             print(#high, high[1].sgv, high[2].sgv)
-            local only = assert(home:entries { device = "lua-v3", from = t0, count = 2, fields = { "sgv" } })
+            local only = assert(home:entries { find = { device = "lua-v3" }, from = t0, count = 2, fields = { "sgv" } })
             print(#only, only[1].sgv, only[1].direction)
             assert(home:upload_treatment { eventType = "Correction Bolus", insulin = 1.5, date = t0, device = "lua-v3" })
-            local tr = assert(home:treatments { from = t0, to = t0, device = "lua-v3" })
+            local tr = assert(home:treatments { from = t0, to = t0, find = { device = "lua-v3" } })
             print(#tr, tr[1].eventType, tr[1].insulin, tr[1].created_at, tr[1].date, tr[1].enteredBy)
-            local none = assert(home:entries { device = "nobody", last = "1h" })
+            local none = assert(home:entries { find = { device = "nobody" }, last = "1h" })
             print(#none, json.encode(none))
             """)
         XCTAssertEqual(lines, [
@@ -92,15 +92,15 @@ final class NightscoutModuleTests: XCTestCase {
             assert(home:upload_bg { sgv = 90, date = t0, direction = "Flat", device = "lua-v1" })
             local created = assert(legacy:upload_bg { sgv = 95, date = t0 + 300000, direction = "FortyFiveUp", device = "lua-v1" })
             print(created.state, type(created.id))
-            local got = assert(legacy:entries { from = t0, to = t0 + 300000, device = "lua-v1" })
+            local got = assert(legacy:entries { from = t0, to = t0 + 300000, find = { device = "lua-v1" } })
             print(#got, got[1].sgv, got[1].direction, got[2].sgv, got[2].dateString)
-            local seen = assert(home:entries { from = t0, to = t0 + 300000, device = "lua-v1" })
+            local seen = assert(home:entries { from = t0, to = t0 + 300000, find = { device = "lua-v1" } })
             print(#seen)
             local ok, err = legacy:read("entries", "x")
             print(ok, err.code, err.service)
             local ok2, err2 = legacy:search("entries", { sort = "sgv" })
             print(ok2, err2.code, err2.message)
-            local big = assert(legacy:entries { device = "lua-v1", sgv = { gte = 93 }, from = t0 })
+            local big = assert(legacy:entries { find = { device = "lua-v1", sgv = { gte = 93 } }, from = t0 })
             print(#big, big[1].sgv)
             """)
         XCTAssertEqual(lines, [
@@ -206,6 +206,111 @@ final class NightscoutModuleTests: XCTestCase {
         ])
     }
 
+    /// `last` bounds the read instead of the default count: 15 readings between 1 h and 2 h 10 min
+    /// ago all come back from `last = "3h"` (not the 10 of the default count).
+    func testLastReturnsTheWholeRangeNotTheDefaultCount() async throws {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            local legacy = assert(nightscout.client "legacy")
+            for i = 0, 14 do
+              assert(home:upload_bg { sgv = 100 + i, date = \(now) - 3600000 - i * 300000, device = "lua-last" })
+            end
+            print(#assert(home:entries { last = "3h", type = "sgv", find = { device = "lua-last" } }))
+            print(#assert(legacy:entries { last = "3h", type = "sgv", find = { device = "lua-last" } }))
+            print(#assert(home:entries { last = "3h", count = 4, find = { device = "lua-last" } }))
+            print(#assert(home:entries { find = { device = "lua-last" } }))
+            """)
+        XCTAssertEqual(lines, ["15", "15", "4", "10"])
+    }
+
+    /// A site without a profile answers `nil, err` (`no_data`), so `assert(home:profile())` says why.
+    func testProfileOfASiteWithoutOneIsNilErr() async throws {
+        let empty = try await Self.emptySite()
+        let lines = try await run("""
+            local bare = assert(nightscout.connect { url = "\(empty.absoluteString)" })
+            local p, err = bare:profile()
+            print(p, err.code, err.service, err.retryable, err.message)
+            print(tostring(select(2, pcall(function() return assert(bare:profile()) end))))
+            """)
+        XCTAssertEqual(lines, [
+            "nil\tno_data\tnightscout\tfalse\tthe site has no profile (create one in Nightscout's profile editor)",
+            "nightscout: the site has no profile (create one in Nightscout's profile editor)",
+        ])
+    }
+
+    /// A wrong API secret: reads still work (the site is readable), but an upload is refused with
+    /// 401, and the upload answers `nil, err`, not "pending", although the site delays that answer
+    /// as Nightscout does (6 s here, after the read's failed login: longer than the old 5 s window).
+    func testUploadWithAWrongSecretIsRefusedNotPending() async throws {
+        let slow = try await Self.slowAuthSite()
+        let lines = try await run("""
+            local bad = assert(nightscout.connect { url = "\(slow.absoluteString)", secret = "not the site's secret at all" })
+            print(#assert(bad:entries { count = 1 }))
+            local r, err = bad:upload_treatment { eventType = "Note", notes = "refused", date = 1715076000000, device = "lua-wrong-secret" }
+            print(r, err and err.code, err and err.status, err and err.retryable, err and type(err.outbox_id))
+            """)
+        XCTAssertEqual(lines, ["0", "nil\tauth\t401\tfalse\tstring"])
+    }
+
+    /// README's Nightscout example, exactly as printed, against a site of its own with two
+    /// readings and a profile.
+    func testReadmeNightscoutExampleRunsAsPrinted() async throws {
+        let example = try XCTUnwrap(ReadmeExamples.luaBlock(after: "### Nightscout"))
+        let (url, sim) = try await Self.site("readme", .init(apiSecret: NightscoutModuleSim.secret, authFailDelay: .zero))
+        let token = await sim.addSubject(name: "readme", roles: ["admin"])
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        func iso(_ ms: Int64) -> String {
+            let f = ISO8601DateFormatter()
+            f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return f.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+        }
+        await sim.seed("entries", [
+            ["type": "sgv", "sgv": 120, "date": .int(now - 600_000), "dateString": .string(iso(now - 600_000)), "device": "readme"],
+            ["type": "sgv", "sgv": 118, "date": .int(now - 300_000), "dateString": .string(iso(now - 300_000)), "device": "readme"],
+        ])
+        await sim.seed("profile", [[
+            "defaultProfile": "Default", "startDate": "2024-01-01T00:00:00.000Z", "date": .int(now), "created_at": .string(iso(now)),
+            "store": ["Default": ["units": "mg/dl", "basal": [["time": "00:00", "value": 0.7]], "sens": [["time": "00:00", "value": 45]],
+                                  "carbratio": [["time": "00:00", "value": 10]], "target_low": [["time": "00:00", "value": 100]],
+                                  "target_high": [["time": "00:00", "value": 110]]]],
+        ]])
+        let config = try HostConfig(text: "[nightscout.home]\nurl = \"\(url.absoluteString)\"\ntoken_env = \"NS_TOKEN\"\n")
+        let (transcript, outcome) = try await runLua(example, modules: [
+            NightscoutModule(config: config, store: try StateStore(), environment: ["NS_TOKEN": token], retryPolicy: RetryPolicy(initialDelay: 3600)),
+        ])
+        XCTAssertEqual(transcript.errors.map(\.description), [])
+        XCTAssertEqual(outcome.exitCode, 0)
+        let lines = transcript.lines
+        XCTAssertEqual(Array(lines.prefix(3)), ["\(iso(now - 300_000))\t118", "\(iso(now - 600_000))\t120", "0.7\t45.0\t100.0\t110.0"])
+        XCTAssertEqual(lines.count, 4, "\(lines)")
+        XCTAssertTrue(lines.last?.hasPrefix("Carb Correction\t") ?? false, "\(lines)")
+    }
+
+    /// Simulators of their own, started once for the process (never stopped, as `NightscoutModuleSim`).
+    private actor Sites {
+        static let shared = Sites()
+        private var started: [String: (URL, NightscoutSimulator)] = [:]
+        func start(_ name: String, _ options: NightscoutSimulator.Options) async throws -> (URL, NightscoutSimulator) {
+            if let site = started[name] { return site }
+            let sim = NightscoutSimulator(options: options)
+            let url = try await sim.start()
+            started[name] = (url, sim)
+            return (url, sim)
+        }
+    }
+    private static func site(_ name: String, _ options: NightscoutSimulator.Options) async throws -> (URL, NightscoutSimulator) {
+        try await Sites.shared.start(name, options)
+    }
+    /// No profile, readable without credentials.
+    private static func emptySite() async throws -> URL {
+        try await site("empty", .init(apiSecret: NightscoutModuleSim.secret, authFailDelay: .zero)).0
+    }
+    /// Readable without credentials; each failed login delays the next answer by 6 s more.
+    private static func slowAuthSite() async throws -> URL {
+        try await site("slow-auth", .init(apiSecret: NightscoutModuleSim.secret, authFailDelay: .seconds(6))).0
+    }
+
     func testFailuresAreErrorsScriptsCanRead() async throws {
         await site.sim.inject(.status(500), count: 1, pathPrefix: "/api/v3/entries")
         await site.sim.inject(.tooManyRequests(retryAfterSeconds: 7), count: 1, pathPrefix: "/api/v3/treatments")
@@ -235,7 +340,10 @@ final class NightscoutModuleTests: XCTestCase {
               function() home:entries { last = "3h", from = 1714557600000 } end,
               function() home:entries { from = 1e300 } end,
               function() home:search("pets") end,
-              function() home:entries { sgv = { near = 1 } } end,
+              function() home:entries { find = { sgv = { near = 1 } } } end,
+              function() home:entries { cnt = 3 } end,
+              function() home:entries { device = "xDrip" } end,
+              function() home:entries { find = "sgv" } end,
               function() home:upload_bg { sgv = 100 } end,
               function() home:upload_bg { sgv = 5000, date = 1714557600000 } end,
               function() home:upload_treatment { insulin = 1 } end,
@@ -264,7 +372,10 @@ final class NightscoutModuleTests: XCTestCase {
             "bad argument #1 to 'nightscout.client:entries' (opts.last and opts.from cannot both be given)",
             "bad argument #1 to 'nightscout.client:entries' (opts.from: expected epoch milliseconds, got 1e+300, which is not a date)",
             "bad argument #1 to 'nightscout.client:search' (unknown collection 'pets' (known: devicestatus, entries, food, profile, settings, treatments))",
-            "bad argument #1 to 'nightscout.client:entries' (opts.sgv.near: unknown operator (known: eq, ne, gt, gte, lt, lte, in, nin, re))",
+            "bad argument #1 to 'nightscout.client:entries' (opts.find.sgv.near: unknown operator (known: eq, ne, gt, gte, lt, lte, in, nin, re))",
+            "bad argument #1 to 'nightscout.client:entries' (unknown option 'cnt' (did you mean 'count'?))",
+            "bad argument #1 to 'nightscout.client:entries' (unknown option 'device' (known: count, fields, find, from, last, skip, sort, sort_desc, to, type; filters on other fields go in find = {device = …}))",
+            "bad argument #1 to 'nightscout.client:entries' (opts.find: expected a table of field filters such as {device = \"xDrip\"})",
             "bad argument #1 to 'nightscout.client:upload_bg' (date: required (epoch ms or ISO string))",
             "bad argument #1 to 'nightscout.client:upload_bg' (sgv: expected a glucose value in mg/dL (1 to 1000))",
             "bad argument #1 to 'nightscout.client:upload_treatment' (eventType: required, e.g. \"Correction Bolus\" or \"Carb Correction\")",
@@ -291,7 +402,7 @@ final class NightscoutModuleTests: XCTestCase {
             print(#pending, pending[1].id == r.id, pending[1].state)
             print(json.encode(assert(outbox.flush()), { sort_keys = true }))
             print(#assert(outbox.list()), assert(outbox.list { state = "sent" })[1].attempts)
-            local seen = assert(home:treatments { from = 1715076000000, to = 1715076000000, device = "lua-outbox" })
+            local seen = assert(home:treatments { from = 1715076000000, to = 1715076000000, find = { device = "lua-outbox" } })
             print(#seen, seen[1].identifier == r.id)
             local _, err = reader:upload_treatment { eventType = "Note", notes = "refused", date = 1715076000000, device = "lua-outbox-2" }
             local failed = assert(outbox.list { state = "failed" })

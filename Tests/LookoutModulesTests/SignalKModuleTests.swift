@@ -187,6 +187,28 @@ final class SignalKModuleTests: XCTestCase {
         XCTAssertEqual(lines, ["true\t1", "environment.ontest.x=1 environment.ontest.y=2", "true\tfalse\tfalse", "0"])
     }
 
+    /// The README pattern: a `<close>` boat whose handler outlives the main chunk. The host keeps
+    /// the boat open while the handler runs (a value published after the chunk ended arrives),
+    /// and closes it when the last handler stops.
+    func testAToBeClosedBoatStaysOpenWhileItsHandlersRun() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "boat")
+            local h
+            h = boat:on("environment.keepalive.*", function(d)
+              print("got", d.path, d.value)
+              h:stop()
+              print(pcall(boat.get, boat, "name"))
+            end)
+            task.spawn(function() simctl.publish("environment.keepalive.depth", 4) end)
+            print("main chunk ends")
+            """)
+        XCTAssertEqual(lines, [
+            "main chunk ends",
+            "got\tenvironment.keepalive.depth\t4",
+            "false\tattempt to use a closed signalk boat",
+        ])
+    }
+
     func testSubscribeWithPattern() async throws {
         let lines = try await run("""
             simctl.publish("environment.subtest.x", 1)

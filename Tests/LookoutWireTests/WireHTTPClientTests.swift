@@ -39,13 +39,26 @@ final class WireHTTPClientTests: XCTestCase {
             XCTFail("a closed port answered")
         } catch let error as WireHTTPError {
             XCTAssertEqual(error.kind, .connectionRefused, "\(error)")
-            XCTAssertEqual(error.description, "GET /api/v2/authorization/request/<redacted>: connection refused by http://127.0.0.1:\(port)")
+            XCTAssertEqual(error.description, "GET /api/v2/authorization/request/<redacted>: connection refused by http://127.0.0.1:\(port): "
+                           + "nothing listens there (is the server running, and are host and port right?)")
             for secret in ["alice", "hunter22", "tok-secret-1", "qsecret99", "hdrsecret77"] {
                 XCTAssertFalse(error.description.contains(secret), error.description)
                 XCTAssertFalse(error.url.contains(secret), error.url)
             }
         }
         try await client.client.shutdown()
+    }
+
+    /// An unanswered connection fails after the shared client's connect timeout of a few seconds
+    /// (not the request's 30 s), as "connect … timed out" naming the server and what to check.
+    func testConnectTimeoutIsShortAndSaysWhatToCheck() throws {
+        XCTAssertEqual(WireHTTPClient.defaultConnectTimeout, .seconds(5))
+        let url = try XCTUnwrap(URL(string: "https://user:pw-secret@ns.example:8443/api/v3/version?token=qs-secret"))
+        let error = WireHTTPError(.connectTimedOut, WireHTTPRequest(method: "GET", url: url))
+        XCTAssertEqual(error.description, "GET /api/v3/version: connect to https://ns.example:8443 timed out: no answer "
+                       + "(is the host up and reachable from here, and are host and port right?)")
+        XCTAssertEqual(WireHTTPError(.timedOut, WireHTTPRequest(method: "GET", url: url)).reason,
+                       "timed out waiting for https://ns.example:8443 to answer")
     }
 
     func testRedaction() throws {

@@ -51,7 +51,8 @@ public struct Doctor: Sendable {
         }
         for c in await stateChecks() { add(c) }
         guard case .success(let config) = config else { return checks }
-        for name in config.profiles(service: "nightscout") { add(await nightscout(name, config: config)) }
+        var refusedSites: Set<String> = []
+        for name in config.profiles(service: "nightscout") { add(await nightscout(name, config: config, refusedSites: &refusedSites)) }
         for name in config.profiles(service: "signalk") { add(await signalk(name, config: config)) }
         for name in config.profiles(service: "garmin") { add(await garmin(name, config: config)) }
         return checks
@@ -89,21 +90,46 @@ public struct Doctor: Sendable {
 
     // MARK: services
 
-    func nightscout(_ name: String, config: HostConfig) async -> DoctorCheck {
+    /// One Nightscout profile: reachable, credentials accepted, newest entry. `refusedSites` holds
+    /// the sites whose credentials were refused earlier in this run: Nightscout then delays every
+    /// request with credentials from this address (5 s more per failure), which a later check of
+    /// the same site sees as a timeout.
+    func nightscout(_ name: String, config: HostConfig, refusedSites: inout Set<String>) async -> DoctorCheck {
         let subject = "nightscout.\(name)"
         let connection: NightscoutConnection
         do { connection = try NightscoutConnection.profile(name, config: config, environment: environment) } catch {
             return DoctorCheck(subject, .failure, Self.plain(error))
         }
         let client = NightscoutClient(configuration: connection.configuration, timeout: timeout)
+        var anonymous = connection.configuration
+        anonymous.credentials = .none
+        let reader = NightscoutClient(configuration: anonymous, timeout: timeout)
         let site = Redaction.display(connection.configuration.siteURL)
+        let siteKey = Redaction.url(connection.configuration.siteURL)
+        let credentialed = connection.configuration.credentials != .none
+        let which = connection.credentialSource ?? "the credentials"
+        var checkingCredentials = false
         do {
-            let status = try await client.status()
+            // The status without credentials where the site allows it, so that only the one
+            // credentials check below can count as a failed login.
+            let status: V1ServerStatus
+            do { status = try await reader.status() } catch let error as NightscoutError {
+                guard case .unauthorized = error, credentialed else { throw error }
+                checkingCredentials = true
+                status = try await client.status()
+            }
             var words = "\(site): Nightscout \(status.version ?? "(version unknown)")"
-            if connection.configuration.credentials != .none {
+            if credentialed {
+                // One check only: after a refusal more requests with credentials would only wait.
+                checkingCredentials = true
                 let auth = try await client.verifyAuth()
+                checkingCredentials = false
                 guard auth.isAuthenticated else {
-                    return DoctorCheck(subject, .failure, "\(site): the site refused the credentials; check the token or secret")
+                    refusedSites.insert(siteKey)
+                    if auth.canRead {
+                        return DoctorCheck(subject, .failure, "\(words): reads work, writes will be refused: \(which) is wrong")
+                    }
+                    return DoctorCheck(subject, .failure, "\(words): the site refused \(which): it is wrong")
                 }
                 words += auth.isAdmin ? ", admin" : auth.canWrite ? ", read and write" : ", read only"
             }
@@ -116,7 +142,16 @@ public struct Doctor: Sendable {
             return DoctorCheck(subject, age > staleAfter ? .warning : .ok, words)
         } catch let error as NightscoutError {
             if case .unauthorized = error {
-                return DoctorCheck(subject, .failure, "\(site): the site refused the credentials (\(error)); check the token or secret")
+                refusedSites.insert(siteKey)
+                let what = connection.credentialSource.map { "\($0) is wrong" }
+                    ?? "the site needs credentials: add token_env (or token_file) to the profile"
+                return DoctorCheck(subject, .failure, "\(site): the site refused the request (\(error)): \(what)")
+            }
+            if case .transport(let message) = error, checkingCredentials, message.contains("timed out") {
+                let earlier = refusedSites.contains(siteKey) ? "credentials were refused earlier in this run, and " : ""
+                return DoctorCheck(subject, .failure, "\(site): no answer to the credentials check within \(Int(timeout)) s: \(earlier)"
+                    + "Nightscout delays requests for a while after refused credentials, so \(which) may be wrong too; "
+                    + "fix the refused one and run doctor again in a minute")
             }
             return DoctorCheck(subject, .failure, "\(site): \(error)")
         } catch {

@@ -21,6 +21,9 @@ public struct NightscoutConnection: Sendable {
     public var identity: String
     /// Loop remote-command settings (profiles only; `connect` clients may send none).
     var remote = NightscoutRemoteSettings.none
+    /// Which credential a profile uses and where it comes from, for messages that tell what to
+    /// fix: `the secret in NS_SECRET`, `the token in file /etc/ns-token` (never the value).
+    public var credentialSource: String?
 
     /// The credential names, in order of preference.
     static let credentialNames = ["token", "jwt", "secret"]
@@ -50,9 +53,14 @@ public struct NightscoutConnection: Sendable {
         do {
             guard let url = try profile.string("url") else { throw profile.error(key: "url", "the site's address is required") }
             var credentials = NightscoutCredentials.none
+            var credentialSource: String?
             for secret in credentialNames {
                 if let value = try config.secret(service: "nightscout", profile: name, name: secret, environment: environment) {
                     credentials = Self.credentials(secret, value.value)
+                    switch value.source {
+                    case .environment(let variable): credentialSource = "the \(secret) in \(variable)"
+                    case .file(let path): credentialSource = "the \(secret) in file \(path)"
+                    }
                     break
                 }
             }
@@ -66,7 +74,8 @@ public struct NightscoutConnection: Sendable {
             }
             return NightscoutConnection(configuration: configuration, timeout: try profile.duration("timeout") ?? defaultTimeout,
                                         label: name, identity: "profile:" + name,
-                                        remote: try NightscoutRemoteSettings.read(profile, config: config, environment: environment))
+                                        remote: try NightscoutRemoteSettings.read(profile, config: config, environment: environment),
+                                        credentialSource: credentialSource)
         } catch let error as ConfigError {
             throw LuaErrorInfo(code: "config", message: error.description, service: "nightscout")
         }

@@ -44,20 +44,29 @@ enum NightscoutDocuments {
         return 1
     }
 
-    /// Pushes one document (dates completed when it belongs to a `collection`) or `nil` for a JSON
-    /// `null`; `nil, err` when the body is not JSON.
+    /// Pushes one document (dates completed when it belongs to a `collection`), or `nil, err` when
+    /// the body is not JSON, or when it is `null` or empty (no document: `err.code == "no_data"`
+    /// with the message `missing`).
     static func pushDocument(_ body: Data, api: NightscoutAPIVersion, collection: V3Collection?,
-                             stack: LuaStack, engine: LuaEngine) -> Int32 {
+                             missing: String = "the site has no such document", stack: LuaStack, engine: LuaEngine) -> Int32 {
         guard stack.ensure(6) else { return 0 }
+        if body.allSatisfy({ [0x20, 0x09, 0x0a, 0x0d].contains($0) }) { return noData(missing, stack: stack, engine: engine) }
         if let failure = pushPayload(body, api: api, stack: stack, engine: engine) {
             return fail(failure, stack: stack, engine: engine)
         }
         switch stack.kind(at: -1) {
         case .table: if let collection { finish(at: -1, collection: collection, stack: stack) }
-        case .lightUserdata: stack.pop(); stack.pushNil()  // json.null: no document
+        case .lightUserdata, .nil: stack.pop(); return noData(missing, stack: stack, engine: engine)  // json.null: no document
         default: stack.pop(); return fail("expected a document", stack: stack, engine: engine)
         }
         return 1
+    }
+
+    /// Pushes `nil, err` for an answer without a document (`err.code == "no_data"`).
+    static func noData(_ message: String, stack: LuaStack, engine: LuaEngine) -> Int32 {
+        stack.pushNil()
+        engine.push(error: LuaErrorInfo(code: "no_data", message: message, retryable: false, service: "nightscout"), on: stack)
+        return 2
     }
 
     /// Pushes a body's payload (the v3 `result`), or returns why it cannot (pushing nothing).

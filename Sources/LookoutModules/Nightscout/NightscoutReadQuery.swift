@@ -1,19 +1,38 @@
 import Foundation
+import LookoutConfig
 import Lua
 import NightscoutKit
 
 /// What a read asks for (`home:entries{…}`, `home:search("treatments", {…})`), checked on the Lua
 /// thread and turned into requests for whichever API the client uses.
 ///
-/// Options: `count` (documents, newest first), `from` / `to` (inclusive bounds on the event time,
-/// epoch ms or ISO), `last` (a duration back from now, instead of `from`), `sort` / `sort_desc`
-/// (a field; v3 only), `skip`, `fields` (a list; v3 only), and any other key filters on that
-/// field: a value for equality, or a table of operators `{gte=…, lt=…, ne=…, ["in"]={…}, re=…}`.
+/// Options: `count` (documents, newest first; without it a read bounded by `from` or `last`
+/// returns every document in the range, else the collection's default), `from` / `to` (inclusive
+/// bounds on the event time, epoch ms or ISO), `last` (a duration back from now, instead of
+/// `from`), `sort` / `sort_desc` (a field; v3 only), `skip`, `fields` (a list; v3 only), the
+/// shortcut filter of the collection (`type` for entries, `eventType` for treatments), and
+/// `find = {field = value | {gte=…, lt=…, ne=…, ["in"]={…}, re=…}, …}` for any other field.
+/// Any other key raises (`unknown option 'cnt' (did you mean 'count'?)`): a typo must not become
+/// a filter that silently matches nothing.
 struct NightscoutReadQuery: Sendable {
     /// The largest `count` a read accepts (pages of 1000 are fetched as needed).
     static let maximumCount = 100_000
     /// Option names that are not filters.
-    static let reserved: Set<String> = ["count", "from", "to", "last", "sort", "sort_desc", "skip", "fields"]
+    static let reserved: Set<String> = ["count", "from", "to", "last", "sort", "sort_desc", "skip", "fields", "find"]
+
+    /// The filter a collection accepts as a plain option (`home:entries{type = "sgv"}`).
+    static func shortcut(_ collection: V3Collection) -> String? {
+        switch collection {
+        case .entries: return "type"
+        case .treatments: return "eventType"
+        default: return nil
+        }
+    }
+
+    /// The option names a read of `collection` accepts.
+    static func known(_ collection: V3Collection) -> [String] {
+        (reserved.sorted() + [shortcut(collection)].compactMap { $0 }).sorted()
+    }
 
     var collection: V3Collection
     var count: Int
@@ -30,7 +49,13 @@ struct NightscoutReadQuery: Sendable {
         self.collection = collection
         let opts = try call.options(n)
         func what(_ key: String) -> String { "opts.\(key)" }
-        count = defaultCount
+        let known = Self.known(collection)
+        if let unknown = opts.keys.sorted().first(where: { !known.contains($0) }) {
+            let hint = ConfigWording.suggestion(for: unknown, among: known).map { "did you mean '\($0)'?" }
+                ?? "known: \(known.joined(separator: ", ")); filters on other fields go in find = {\(unknown) = …}"
+            throw call.argumentError(n, "unknown option '\(unknown)' (\(hint))")
+        }
+        count = opts["from"] != nil || opts["last"] != nil ? Self.maximumCount : defaultCount
         if let value = opts["count"] {
             guard let c = value.int, c >= 1, c <= Int64(Self.maximumCount) else {
                 throw call.argumentError(n, "opts.count: expected an integer from 1 to \(Self.maximumCount)")
@@ -70,36 +95,48 @@ struct NightscoutReadQuery: Sendable {
             }
             fields = names
         }
-        for key in opts.keys.sorted() where !Self.reserved.contains(key) {
+        if let key = Self.shortcut(collection), let value = opts[key] {
             do throws(LuaRaise) {
-                filters += try Self.filters(field: key, opts[key]!)
+                filters += try Self.filters(field: key, value)
             } catch {
                 throw call.argumentError(n, error.message)
+            }
+        }
+        if let find = opts["find"] {
+            guard case .object(let fields) = find else {
+                throw call.argumentError(n, "opts.find: expected a table of field filters such as {device = \"xDrip\"}")
+            }
+            for key in fields.keys.sorted() {
+                do throws(LuaRaise) {
+                    filters += try Self.filters(field: key, fields[key]!, path: "opts.find.")
+                } catch {
+                    throw call.argumentError(n, error.message)
+                }
             }
         }
     }
 
     /// The filters for one option: `field = value` or `field = {op = value, …}`.
-    static func filters(field: String, _ value: LuaValue) throws(LuaRaise) -> [V3Search.Filter] {
+    static func filters(field: String, _ value: LuaValue, path: String = "opts.") throws(LuaRaise) -> [V3Search.Filter] {
         guard !V3Search.reservedNames.contains(field), !field.contains("$") else {
-            throw LuaRaise("opts.\(field): cannot filter on '\(field)'")
+            throw LuaRaise("\(path)\(field): cannot filter on '\(field)'")
         }
         guard case .object(let ops) = value else {
-            return [V3Search.Filter(field, .eq, try text(value, what: "opts.\(field)"))]
+            return [V3Search.Filter(field, .eq, try text(value, what: "\(path)\(field)"))]
         }
         var result: [V3Search.Filter] = []
         for name in ops.keys.sorted() {
             guard let op = V3Search.Operator(rawValue: name) else {
                 let known = V3Search.Operator.allCases.map(\.rawValue).joined(separator: ", ")
-                throw LuaRaise("opts.\(field).\(name): unknown operator (known: \(known))")
+                throw LuaRaise("\(path)\(field).\(name): unknown operator (known: \(known))")
             }
             let operand = ops[name]!
             if op == .in || op == .nin, case .array(let items) = operand {
                 var texts: [String] = []
-                for (i, item) in items.enumerated() { texts.append(try text(item, what: "opts.\(field).\(name)[\(i + 1)]")) }
+                for (i, item) in items.enumerated() { texts.append(try text(item, what: "\(path)\(field).\(name)[\(i + 1)]")) }
                 result.append(V3Search.Filter(field, op, texts.joined(separator: "|")))
             } else {
-                result.append(V3Search.Filter(field, op, try text(operand, what: "opts.\(field).\(name)")))
+                result.append(V3Search.Filter(field, op, try text(operand, what: "\(path)\(field).\(name)")))
             }
         }
         return result

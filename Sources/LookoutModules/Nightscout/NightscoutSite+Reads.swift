@@ -85,6 +85,7 @@ extension NightscoutSite {
     /// Fetches one JSON document with `fetch` and pushes it (dates completed for a `collection`).
     /// An `api` of v3 means the call needs v3; v1 calls work with any credentials.
     static func fetchDocument(_ call: LuaCall, _ what: String, api: NightscoutAPIVersion, collection: V3Collection?,
+                              missing: String = "the site has no such document",
                               _ fetch: @escaping @Sendable (NightscoutClient) async throws -> Data) throws -> LuaReturn {
         let client = try site(call).client
         let engine = call.engine
@@ -92,7 +93,7 @@ extension NightscoutSite {
             if api == .v3 { try await requireV3(client, for: what) }
             return try await fetch(client)
         }) { stack, body in
-            NightscoutDocuments.pushDocument(body, api: api, collection: collection, stack: stack, engine: engine)
+            NightscoutDocuments.pushDocument(body, api: api, collection: collection, missing: missing, stack: stack, engine: engine)
         }
     }
 
@@ -106,7 +107,10 @@ extension NightscoutSite {
 
     /// `home:profile()`: the newest profile document, with schedule lookups as methods.
     public static func profile(_ call: LuaCall) throws -> LuaReturn {
-        try fetchDocument(call, "profile", api: .v1, collection: .profile) { try await $0.v1JSON("GET", "/profile/current") }
+        try fetchDocument(call, "profile", api: .v1, collection: .profile,
+                          missing: "the site has no profile (create one in Nightscout's profile editor)") {
+            try await $0.v1JSON("GET", "/profile/current")
+        }
     }
 
     /// `home:last_modified()`: `{srvDate=…, collections={entries=…, …}}` (epoch ms).

@@ -30,8 +30,11 @@ extension NightscoutSite {
     }
 
     /// How long an upload call waits for its first attempt before answering "pending" (the send
-    /// goes on in the background).
-    static let firstAttemptWindow: TimeInterval = 5
+    /// goes on in the background): the client's request timeout and a little more. The attempt
+    /// ends by itself before that (a refused connection at once, an unanswered one after the
+    /// connect timeout), so a refusal always comes back as `nil, err`, even from a site that
+    /// delays its 401 answers (Nightscout waits 5 s more per failed login from an address).
+    static func firstAttemptWindow(_ client: NightscoutClient) -> TimeInterval { client.timeout + 5 }
 
     /// Stores the document in the site's outbox, tries to send it, and answers with the item:
     /// `{id, state = "sent" | "pending", deduplicated, attempts, error, next_attempt}`, or
@@ -45,7 +48,7 @@ extension NightscoutSite {
         return try wait(call, "nightscout upload \(collection.rawValue)", {
             let (outbox, drainer) = try outboxes.outbox(for: client, queue: queueKey)
             let item = try await outbox.enqueue(collection, identifier: document.identifier, body: document.body, source: source)
-            let result = await firstAttempt(outbox, item)
+            let result = await firstAttempt(outbox, item, within: firstAttemptWindow(client))
             if result.state == .pending { drainer.kick() }
             return result
         }) { stack, item in
@@ -59,10 +62,10 @@ extension NightscoutSite {
         }
     }
 
-    /// The outcome of the first attempt if it ends within `firstAttemptWindow`, else the item as
+    /// The outcome of the first attempt if it ends within `window` seconds, else the item as
     /// queued (the attempt goes on).
-    static func firstAttempt(_ outbox: Outbox, _ item: OutboxItem) async -> OutboxItem {
-        await FirstAttempt.result(within: firstAttemptWindow) { await outbox.attempt(item.identifier) ?? item } ?? item
+    static func firstAttempt(_ outbox: Outbox, _ item: OutboxItem, within window: TimeInterval) async -> OutboxItem {
+        await FirstAttempt.result(within: window) { await outbox.attempt(item.identifier) ?? item } ?? item
     }
 
     /// `home:update(collection, identifier, doc)`: replaces a document (v3).

@@ -85,7 +85,7 @@ function nightscout.to_mgdl(mmol) end
 local Client = {}
 
 ---@class nightscout.read_options
----@field count? integer documents, newest first (1 to 100000; default 10, treatments 100)
+---@field count? integer documents, newest first (1 to 100000; default: every document in the range when `from` or `last` is given, else 10, treatments 100)
 ---@field from? number|string earliest event time (epoch ms or ISO), inclusive
 ---@field to? number|string latest event time, inclusive
 ---@field last? number|string a duration back from now instead of `from`: "3h", "15m", 900
@@ -93,7 +93,9 @@ local Client = {}
 ---@field sort_desc? string sort descending by this field (v3 only; default "date")
 ---@field skip? integer documents to skip (v3 only)
 ---@field fields? string[] only these fields (v3 only)
----@field [string] any any other key filters on that field: `type = "sgv"`, or operators `{gte=…, lte=…, gt=…, lt=…, ne=…, ["in"]={…}, nin={…}, re="…"}` (in, nin and re need v3)
+---@field type? string entries only: the entry type, `"sgv"`, `"mbg"` or `"cal"` (a filter)
+---@field eventType? string treatments only: the event type, `"Correction Bolus"` … (a filter)
+---@field find? table filters on any field: `find = {device = "xDrip"}`, or operators `{sgv = {gte=…, lte=…, gt=…, lt=…, ne=…, ["in"]={…}, nin={…}, re="…"}}` (in, nin and re need v3). Any other option key raises `unknown option 'cnt' (did you mean 'count'?)`.
 
 --- Glucose entries (`sgv`, `mbg`, `cal`), newest first.
 --- Context: task only (waits).
@@ -131,7 +133,7 @@ function Client:devicestatus(opts) end
 --- Context: task only (waits).
 --- Notes: default count 100; more than 1000 are fetched in pages of 1000.
 --- ```lua
---- local lows = assert(home:search("entries", { sgv = { lt = 70 }, last = "24h", count = 500 }))
+--- local lows = assert(home:search("entries", { find = { sgv = { lt = 70 } }, last = "24h", count = 500 }))
 --- ```
 ---@param collection string
 ---@param opts? nightscout.read_options
@@ -156,7 +158,7 @@ local Profile = {}
 
 --- The newest profile set, with schedule lookups as methods.
 --- Context: task only (waits).
---- Notes: returns nil (and no error) when the site has no profile.
+--- Notes: a site without a profile gives `nil, err` with `err.code == "no_data"`.
 --- ```lua
 --- local p = assert(home:profile())
 --- print(p:basal(), p:sens(), p:carbratio(), p:targets())
@@ -270,7 +272,7 @@ function Client:api() end
 --- Creates a document through the outbox (see the `outbox` module): it is stored first, then
 --- sent; the answer is the outbox item, with `state == "sent"` once the server has it, or
 --- `"pending"` when the first attempt failed in a way that may pass (network, 429, 5xx: it is
---- retried in the background and by later runs) or took longer than 5 s. A refusal that
+--- retried in the background and by later runs) or got no answer within the client's timeout. A refusal that
 --- retrying cannot fix (400, 401, 403, 422) returns `nil, err` with `err.outbox_id`; the item
 --- stays in the outbox as "failed". `app` is set to "lookout" when absent, `date` from the ISO
 --- time when only that is given, and `identifier` is made when absent (the server's own UUID v5

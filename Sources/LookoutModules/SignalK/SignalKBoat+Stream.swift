@@ -15,6 +15,10 @@ import SignalKKit
 ///   A cursor that is dropped without a `for` loop is closed when it is collected.
 /// - `on` is Lua over `deltas` and `task.spawn`: one runner task loops and spawns `fn(d)` as its
 ///   own task per value; `handle:stop()` closes the loop and cancels the runner.
+/// - The host anchors what it runs: a boat whose `<close>` variable goes out of scope while `on`
+///   handlers run stays open until the last of them stops (or the script ends), so
+///   `local boat <close> = signalk.connect "boat"` then `boat:on(…)` keeps working after the
+///   main chunk ends. `boat:close()` closes at once, handlers included.
 extension SignalKLuaBoat {
     /// The cursor of one loop (the 4th value of the generic `for`).
     final class DeltaCursor: LuaObject {
@@ -65,16 +69,17 @@ extension SignalKLuaBoat {
             stack.pop(2)
             throw LuaRaise("signalk: the boat's methods table is missing")
         }
-        stack.remove(at: -2)
         do {
             try stack.load(PackageResources.stream_methods_lua, name: "=[lookout] signalk.boat", what: "signalk")
         } catch {
-            stack.pop()  // the methods table
+            stack.pop(2)  // the metatable and the methods table
             throw error
         }
-        stack.insert(at: -2)  // chunk, methods
+        stack.insert(at: -3)  // chunk, metatable, methods
+        stack.insert(at: -2)  // chunk, methods, metatable
         engine.pushFunction("signalk.boat:deltas", method: true, on: stack) { call in try openDeltas(call) }
-        try stack.protectedCall(arguments: 2, results: 0, what: "signalk")
+        stack.insert(at: -2)  // chunk, methods, open, metatable (`on` keeps a <close>d boat open for its handlers)
+        try stack.protectedCall(arguments: 3, results: 0, what: "signalk")
     }
 
     /// `open(boat, opts)`: registers a loop and returns its `fetch` function and cursor.

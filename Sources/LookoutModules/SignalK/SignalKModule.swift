@@ -157,14 +157,20 @@ public struct SignalKModule: LuaModule {
         case .connected:
             if !c.rows.isEmpty { await stream.subscribe(c.rows, context: c.rowsContext) }
             return Opened(stream: stream, rest: rest, feed: feed, pump: pump)
-        case .failed(let code, let message):
+        case .failed(let code, var message):
             await stream.close()
             pump.cancel()
-            // The WebSocket client cannot see the upgrade's status: ask REST whether the token is
-            // the reason (signalk-server answers 401 at the upgrade and on REST alike, §3.2).
-            if code == "network", token != nil {
+            // The WebSocket client cannot see why the connection failed: ask REST, whose client
+            // can (a refused connection names the server and what to check, and fails at once),
+            // and whether the token is the reason (signalk-server answers 401 at the upgrade and
+            // on REST alike, §3.2).
+            if code == "network" {
                 do { _ = try await rest.get("self") } catch let e as SignalKClientError {
-                    if case .unauthorized = e { throw LuaErrorInfo.signalk(e) }
+                    if case .unauthorized = e, token != nil { throw LuaErrorInfo.signalk(e) }
+                    if case .transport(let text) = e {
+                        let reason = text.range(of: ": ").map { String(text[$0.upperBound...]) } ?? text
+                        message = "cannot connect to \(where_): \(reason)"
+                    }
                 } catch {}
             }
             throw LuaErrorInfo(code: code, message: message, retryable: code != "cancelled", service: "signalk")

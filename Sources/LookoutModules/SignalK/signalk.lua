@@ -219,7 +219,9 @@ function Handler:running() end
 --- Calls `fn(d)` for each value whose path matches `pattern`, each call as its own task.
 --- Context: anywhere (returns at once).
 --- Notes: built on `deltas` and `task.spawn`. The handler keeps the script running until
---- `handle:stop()`, the end of a `<close>` scope holding the handle, or the boat being closed.
+--- `handle:stop()`, the end of a `<close>` scope holding the handle, or `boat:close()`. The host
+--- anchors what it runs: a boat whose `<close>` scope ends while handlers run stays open until
+--- the last of them stops (so `local boat <close> = …` then `boat:on(…)` keeps working).
 --- An error in `fn` is reported like any task error and does not stop the handler.
 --- ```lua
 --- local h = boat:on("environment.depth.belowTransducer", function(d)
@@ -271,8 +273,11 @@ function Boat:hello() end
 ---@return string state
 function Boat:state() end
 
---- Stops the stream; open `deltas` loops end after their buffered values. Closing twice is fine.
+--- Stops the stream; open `deltas` loops and `on` handlers end after their buffered values.
+--- Closing twice is fine.
 --- Context: anywhere.
+--- Notes: a `<close>` variable closes the boat at the end of its scope, or, while `on` handlers
+--- run, when the last of them stops.
 --- ```lua
 --- local boat <close> = assert(signalk.connect "boat")   -- closed at the end of the scope
 --- ```

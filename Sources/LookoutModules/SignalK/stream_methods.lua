@@ -1,5 +1,36 @@
-local methods, open = ...
-local error, type, require, setmetatable, pcall = error, type, require, setmetatable, pcall
+local methods, open, boat_mt = ...
+local error, type, require, setmetatable, pcall, pairs, next = error, type, require, setmetatable, pcall, pairs, next
+
+-- The host anchors what it runs: a boat whose <close> variable ends while `on` handlers run
+-- stays open for them, and closes when the last one stops (or when the script ends).
+local handlers_of = setmetatable({}, { __mode = "k" })  -- boat -> { [handler] = true }
+local close_deferred = setmetatable({}, { __mode = "k" })  -- boat -> true
+local close_now = boat_mt.__close
+local function has_running(boat)
+  for h in pairs(handlers_of[boat] or {}) do
+    if h:running() then return true end
+  end
+  return false
+end
+boat_mt.__close = function(boat, err)
+  if has_running(boat) then
+    close_deferred[boat] = true
+    return
+  end
+  return close_now(boat, err)
+end
+local function forget(h)
+  local boat = h._boat
+  local set = handlers_of[boat]
+  if set then
+    set[h] = nil
+    if next(set) == nil then handlers_of[boat] = nil end
+  end
+  if close_deferred[boat] and not has_running(boat) then
+    close_deferred[boat] = nil
+    close_now(boat)
+  end
+end
 
 function methods.deltas(self, opts)
   local ok, fetch, cursor = pcall(open, self, opts)
@@ -25,6 +56,7 @@ function handler:stop()
   self._stopped = true
   self._cursor:close()
   self._runner:cancel()
+  forget(self)
   return true
 end
 function handler:running()
@@ -45,10 +77,13 @@ function methods.on(self, pattern, fn)
   end
   local spawn = require("task").spawn
   local next_delta, _, _, cursor = methods.deltas(self, { paths = { pattern } })
-  local h = setmetatable({ pattern = pattern, _cursor = cursor, _stopped = false }, handler)
+  local h = setmetatable({ pattern = pattern, _cursor = cursor, _stopped = false, _boat = self }, handler)
   h._runner = spawn(function()
     local loop <close> = cursor
     for d in next_delta do spawn(fn, d) end
   end)
+  local set = handlers_of[self] or {}
+  handlers_of[self] = set
+  set[h] = true
   return h
 end

@@ -8,10 +8,18 @@ import NIOCore
 /// ``RedirectPolicy`` only, a refused connection failing at once, and errors
 /// (``WireHTTPError``) that never carry a secret.
 public struct WireHTTPClient: Sendable {
-    /// The process's client: 10 s connect timeout, follows no redirect itself, does not retry a
-    /// refused connection. Like `HTTPClient.shared`, it lives as long as the process and is never
+    /// The connect timeout of ``shared``: a host that does not answer fails after this long,
+    /// whatever the request's own timeout.
+    public static let defaultConnectTimeout: Duration = .seconds(5)
+
+    /// The process's client: ``defaultConnectTimeout``, follows no redirect itself, does not retry
+    /// a refused connection. Like `HTTPClient.shared`, it lives as long as the process and is never
     /// shut down.
-    public static let shared = WireHTTPClient(client: makeClient(connectTimeout: .seconds(10)))
+    public static let shared = WireHTTPClient(client: makeClient(connectTimeout: defaultConnectTimeout))
+
+    /// Debug lines for each exchange (`lookout -v`): method, URL without secrets, status or
+    /// failure, and time taken; never a header or a body.
+    static let log = Logger(label: "lookout.http")
 
     /// The AsyncHTTPClient under it (it must not follow redirects itself).
     public let client: HTTPClient
@@ -37,6 +45,24 @@ public struct WireHTTPClient: Sendable {
     /// - Throws: ``WireHTTPError`` for every failure; `CancellationError` when the task is cancelled.
     public func send(_ request: WireHTTPRequest, timeout: Duration, maximumBodyBytes: Int,
                      redirects: RedirectPolicy = .sameOrigin) async throws -> WireHTTPResponse {
+        let started = ContinuousClock.now
+        func elapsed() -> String {
+            let d = ContinuousClock.now - started
+            return "\(d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000) ms"
+        }
+        do {
+            let response = try await exchangeWithin(request, timeout: timeout, maximumBodyBytes: maximumBodyBytes, redirects: redirects)
+            Self.log.debug("\(request.method) \(Redaction.url(request.url)) → \(response.status) in \(elapsed())")
+            return response
+        } catch let error as WireHTTPError {
+            Self.log.debug("\(request.method) \(Redaction.url(request.url)) failed after \(elapsed()): \(error.reason)")
+            throw error
+        }
+    }
+
+    /// ``send(_:timeout:maximumBodyBytes:redirects:)`` without the log line.
+    private func exchangeWithin(_ request: WireHTTPRequest, timeout: Duration, maximumBodyBytes: Int,
+                                redirects: RedirectPolicy) async throws -> WireHTTPResponse {
         try await withThrowingTaskGroup(of: WireHTTPResponse.self) { group in
             group.addTask { try await exchange(request, timeout: timeout, maximumBodyBytes: maximumBodyBytes, redirects: redirects) }
             group.addTask {

@@ -8,8 +8,11 @@ import NIOCore
 public struct WireHTTPError: Error, Sendable, CustomStringConvertible {
     /// The failure.
     public enum Kind: Sendable, Hashable {
-        /// The connect timeout or the request timeout passed.
+        /// The request timeout passed (connected, but no complete answer in time).
         case timedOut
+        /// Nothing answered the connection attempt within the connect timeout (a host that is
+        /// down, unreachable or behind a firewall that drops packets).
+        case connectTimedOut
         /// Nothing listens at the address (fails at once, not after the connect timeout).
         case connectionRefused
         /// The server closed the connection before answering.
@@ -41,11 +44,15 @@ public struct WireHTTPError: Error, Sendable, CustomStringConvertible {
         self.path = Redaction.path(request.url.path)
     }
 
-    /// The failure alone: `timed out`, `connection refused by http://host:port`, …
+    /// The failure alone, naming the server's origin (never its credentials) and what to check
+    /// where that helps: `connection refused by http://host:port (is the server running, …)`.
     public var reason: String {
         switch kind {
-        case .timedOut: return "timed out"
-        case .connectionRefused: return "connection refused by \(origin)"
+        case .timedOut: return "timed out waiting for \(origin) to answer"
+        case .connectTimedOut:
+            return "connect to \(origin) timed out: no answer (is the host up and reachable from here, and are host and port right?)"
+        case .connectionRefused:
+            return "connection refused by \(origin): nothing listens there (is the server running, and are host and port right?)"
         case .connectionClosed: return "connection closed by server"
         case .bodyTooLarge(let limit): return "response body exceeds \(limit) bytes"
         case .tooManyRedirects(let limit): return "more than \(limit) redirects"
@@ -67,7 +74,8 @@ public struct WireHTTPError: Error, Sendable, CustomStringConvertible {
     /// The kind of a lower layer's error, described without secrets (`url`'s are scrubbed).
     static func kind(of error: any Error, url: URL) -> Kind {
         if let e = error as? HTTPClientError {
-            if e == .deadlineExceeded || e == .readTimeout || e == .connectTimeout { return .timedOut }
+            if e == .connectTimeout { return .connectTimedOut }
+            if e == .deadlineExceeded || e == .readTimeout { return .timedOut }
             if e == .remoteConnectionClosed { return .connectionClosed }
             return .other(Redaction.scrub("HTTP client error (\(String(describing: e).prefix(120)))", of: url))
         }

@@ -16,8 +16,8 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Run the low alert and the Signal K bridges against simulators, with a live view.",
         discussion: """
-            Nothing leaves this computer: both servers are local simulators and the state lives in
-            a temporary folder. One CGM reading every --step seconds stands for five minutes, so a
+            Nothing leaves this computer: both servers are local simulators and the state lives in \
+            a temporary folder. One CGM reading every --step seconds stands for five minutes, so a \
             night's low arrives within a couple of minutes. Stop with Ctrl-C.
             """)
 

@@ -3,6 +3,7 @@ import Foundation
 import LookoutWire
 import LookoutAutomation
 import LookoutConfig
+import LookoutModules
 
 /// `lookout doctor`: checks the configuration, the state database, the outbox and every profile's
 /// server, and writes a redacted support bundle on request.
@@ -33,7 +34,11 @@ struct DoctorCommand: AsyncParsableCommand {
     func run() async throws {
         let paths = LookoutPaths.resolve()
         let environment = ProcessInfo.processInfo.environment
-        let config = Result { () throws(ConfigError) -> HostConfig in try HostConfig.load(paths: paths) }
+        let config = Result { () throws(ConfigError) -> HostConfig in
+            let config = try HostConfig.load(paths: paths)
+            try ServiceProfileSchema.validate(config)
+            return config
+        }
         var doctor = Doctor(paths: paths, config: config, environment: environment)
         doctor.timeout = timeout
         let width = 16

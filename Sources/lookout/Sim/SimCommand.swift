@@ -19,8 +19,8 @@ struct NightscoutSimCommand: AsyncParsableCommand {
         commandName: "nightscout",
         abstract: "A Nightscout server on 127.0.0.1 (API v1, v2 auth and Loop notifications, v3).",
         discussion: """
-            Prints its URL and an access token for each --token, then serves until Ctrl-C. The API
-            secret is the simulator's own test secret unless --api-secret-env names a variable
+            Prints its URL and an access token for each --token, then serves until Ctrl-C. The API \
+            secret is the simulator's own test secret unless --api-secret-env names a variable \
             holding another one (at least 12 characters, as Nightscout requires).
             """)
 

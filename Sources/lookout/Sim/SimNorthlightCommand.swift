@@ -9,9 +9,9 @@ struct NorthlightSimCommand: AsyncParsableCommand {
         commandName: "northlight",
         abstract: "A Northlight feedback API on 127.0.0.1 (feedback, bugs, votes, board, roadmap, rate limits).",
         discussion: """
-            Prints the API URL and a test API key for the chosen tier (and one for each other tier),
-            then serves until Ctrl-C. Rate limits per minute follow the tiers (free 100, starter
-            1000, growth 5000, enterprise unlimited) unless --rate-limit overrides the chosen tier's;
+            Prints the API URL and a test API key for the chosen tier (and one for each other tier), \
+            then serves until Ctrl-C. Rate limits per minute follow the tiers (free 100, starter \
+            1000, growth 5000, enterprise unlimited) unless --rate-limit overrides the chosen tier's; \
             the free tier accepts 5 items.
             """)
 

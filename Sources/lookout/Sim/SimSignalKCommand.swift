@@ -10,9 +10,9 @@ struct SignalKSimCommand: AsyncParsableCommand {
         commandName: "signalk",
         abstract: "A Signal K server on 127.0.0.1 that behaves like signalk-server (discovery, REST, stream).",
         discussion: """
-            Prints the discovery, REST and stream URLs, then serves until Ctrl-C. The data comes from
-            a generated boat sailing a loop off Helsinki (position, SOG/COG/heading, wind, depth,
-            water temperature, battery, an anchor alarm that raises and clears), or from a file of
+            Prints the discovery, REST and stream URLs, then serves until Ctrl-C. The data comes from \
+            a generated boat sailing a loop off Helsinki (position, SOG/COG/heading, wind, depth, \
+            water temperature, battery, an anchor alarm that raises and clears), or from a file of \
             recorded deltas (one JSON delta per line) with --playback.
 
             With --security, REST and stream need a token: log in as a --user, or ask for access as a \

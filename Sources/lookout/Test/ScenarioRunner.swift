@@ -96,6 +96,8 @@ struct ScenarioRunner {
             // Past the end: stop everything (this runs on the Lua thread, between jobs).
             if now > end { runtime.assumeIsolated { $0.cancelAll() } }
         }
+        let scenario = self.scenario
+        await runtime.withEngine { ScenarioPacer.arm($0, scenario: scenario) }
         let outcome = await runtime.run(file: scriptPath)
         await runtime.close()
         await nightscout.stop()

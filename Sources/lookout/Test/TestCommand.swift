@@ -62,7 +62,7 @@ struct TestCommand: AsyncParsableCommand {
             return
         }
         guard let script, let scenarioName = scenario else { return }
-        guard FileManager.default.isReadableFile(atPath: script) else { throw HostSetupError(description: "cannot read \(script)") }
+        guard FileManager.default.isReadableFile(atPath: script) else { throw HostSetupError(description: LuaRuntime.cannotRead(script)) }
         var loaded: Scenario
         do { loaded = try await ScenarioLoader.load(scenarioName) } catch {
             throw HostSetupError(description: "scenario: \(error)")
