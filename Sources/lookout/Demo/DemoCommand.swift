@@ -86,7 +86,8 @@ struct DemoCommand: AsyncParsableCommand {
         let ticker = Task {
             var shown = 0
             while !Task.isCancelled {
-                let snapshot = await DemoSnapshot.take(nightscout: nightscout, boat: boat, scripts: scripts, log: log, paths: paths)
+                let snapshot = await DemoSnapshot.take(nightscout: nightscout, boat: boat, scripts: scripts, log: log, paths: paths,
+                                                       clock: clock)
                 if terminal {
                     FileHandleOutput.standardOutput.write("\u{1B}[H\u{1B}[2J" + view.render(snapshot, color: true) + "\n")
                 } else {
@@ -108,7 +109,7 @@ struct DemoCommand: AsyncParsableCommand {
         await feed.stop()
         await weather.stop()
         await scripts.stop()
-        FileHandleOutput.standardOutput.write("demo stopped: \(Int(Date().timeIntervalSince(started))) s, \(await feed.index) readings\n")
+        FileHandleOutput.standardOutput.write("demo stopped: \(Int(Date().timeIntervalSince(started))) s, \(await feed.live) readings\n")
     }
 }
 
@@ -151,7 +152,7 @@ enum DemoConfig {
 /// Reads what the view shows from the simulators and scripts.
 enum DemoSnapshot {
     static func take(nightscout: NightscoutSimulator, boat: SignalKSimulator, scripts: DemoScripts, log: DemoLog,
-                     paths: LookoutPaths) async
+                     paths: LookoutPaths, clock: DemoClock) async
         -> DemoView.Snapshot
     {
         let docs = await nightscout.documents("entries")
@@ -172,9 +173,9 @@ enum DemoSnapshot {
         }
         var alerts: [String] = []
         for a in (try? await AlertAcks(paths: paths).list()) ?? [] where a.isAlerting {
-            let since = Calendar.current.dateComponents([.hour, .minute, .second], from: a.since)
-            alerts.append(String(format: "%@ %@ since %02d:%02d:%02d", a.id, a.state.uppercased(), since.hour ?? 0, since.minute ?? 0,
-                                 since.second ?? 0) + (a.ackedBy.map { " (acknowledged by \($0))" } ?? ""))
+            // How long in story time (the alerts' own clock), as their texts say it.
+            let minutes = max(0, Int(clock.now().timeIntervalSince(a.since) / 60))
+            alerts.append("\(a.id) \(a.state.uppercased()) for \(minutes) min" + (a.ackedBy.map { " (acknowledged by \($0))" } ?? ""))
         }
         return DemoView.Snapshot(entries: Array(entries.suffix(48)), boat: published, scripts: scripts.summary, alerts: alerts, log: log.recent)
     }

@@ -40,6 +40,9 @@ actor DemoFeed {
 
     func stop() { task?.cancel() }
 
+    /// Readings written since the start (the backfill not counted).
+    var live: Int { index - first }
+
     /// Writes the next reading (and the carbs when the story eats).
     func tick() async {
         let now = clock.date(reading: index, first: first)
