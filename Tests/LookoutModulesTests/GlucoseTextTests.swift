@@ -34,6 +34,7 @@ final class GlucoseTextTests: XCTestCase {
             print(pcall(nightscout.format_bg, 100, { unit = "mmol" }))
             print(pcall(nightscout.format_bg, 100, { units = "mg" .. "/l" }))
             print(pcall(nightscout.format_bg, "100"))
+            print(pcall(nightscout.format_bg, 1e300))
             """)
         XCTAssertEqual(lines, [
             "62 mg/dL (3.4 mmol/L) ↗",
@@ -44,6 +45,7 @@ final class GlucoseTextTests: XCTestCase {
             "false\tbad argument #2 to 'nightscout.format_bg' (unknown option 'unit' (known: units, other, direction))",
             "false\tbad argument #2 to 'nightscout.format_bg' (opts.units: expected \"mg/dL\" or \"mmol\")",
             "false\tbad argument #1 to 'nightscout.format_bg' (number expected, got string)",
+            "false\tbad argument #1 to 'nightscout.format_bg' (expected a glucose value in mg/dL (0 to 10000), got 1e+300)",
         ])
     }
 

@@ -59,7 +59,9 @@ enum NightscoutGlucoseText {
         } else {
             mgdl = try call.number(1)
         }
-        guard mgdl.isFinite else { throw call.argumentError(1, "a finite number expected") }
+        guard mgdl.isFinite, mgdl >= 0, mgdl <= 10_000 else {
+            throw call.argumentError(1, "expected a glucose value in mg/dL (0 to 10000), got \(mgdl)")
+        }
         let opts = try call.options(2)
         if let unknown = opts.keys.sorted().first(where: { !formatOptions.contains($0) }) {
             throw call.argumentError(2, "unknown option '\(unknown)' (known: \(formatOptions.joined(separator: ", ")))")

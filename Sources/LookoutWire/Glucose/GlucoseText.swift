@@ -31,7 +31,7 @@ public enum GlucoseText {
     /// The number alone in `unit` (`132`, `7.3`) for a value in mg/dL.
     public static func number(mgdl: Double, in unit: Unit) -> String {
         switch unit {
-        case .mgdl: return String(Int(mgdl.rounded()))
+        case .mgdl: return String(format: "%.0f", mgdl)  // never traps, whatever the number
         case .mmol: return String(format: "%.1f", mgdl * mmolPerMgdl)
         }
     }
