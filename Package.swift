@@ -82,7 +82,7 @@ let package = Package(
         // `lookout test` and the demo: scenarios on virtual time, side effects recorded.
         .target(
             name: "LookoutScenarios",
-            dependencies: ["Lua", "LookoutConfig", "LookoutModules", "LookoutAutomation"]),
+            dependencies: ["Lua", "LookoutWire", "LookoutConfig", "LookoutModules", "LookoutAutomation"]),
         // What the Kits and the simulator share on the wire: one JSON value, parser and writer, dates,
         // the HTTP transport (timeouts, redaction, origin pinning, retry policy)
         // (knows no Lua and no service).

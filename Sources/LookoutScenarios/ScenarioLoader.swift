@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import Lua
 
 /// Reads scenario files (Lua returning a table) in a sandboxed state of their own.
@@ -43,11 +44,8 @@ public enum ScenarioLoader {
 }
 
 /// Holds the source going in and the table coming out.
-final class ScenarioCapture: @unchecked Sendable {
-    // @unchecked Sendable: `value` and `error` are only touched with `lock` held.
-    private let lock = NSLock()
-    private var _value: LuaValue?
-    private var _error: String?
+final class ScenarioCapture: Sendable {
+    private let result = Locked((value: LuaValue?.none, error: String?.none))
     public let source: String
     let chunkName: String
 
@@ -56,9 +54,9 @@ final class ScenarioCapture: @unchecked Sendable {
         self.chunkName = chunkName
     }
 
-    var value: LuaValue? { lock.withLock { _value } }
-    var error: String? { lock.withLock { _error } }
-    func fail(_ message: String) { lock.withLock { if _error == nil { _error = message } } }
+    var value: LuaValue? { result.withLock { $0.value } }
+    var error: String? { result.withLock { $0.error } }
+    func fail(_ message: String) { result.withLock { if $0.error == nil { $0.error = message } } }
 
     struct Module: LuaModule {
         let capture: ScenarioCapture
@@ -72,7 +70,7 @@ final class ScenarioCapture: @unchecked Sendable {
                 "chunk": { call in call.returning(.text(capture.chunkName)) },
                 "set": { call in
                     let value = try call.value(1, name: "scenario")
-                    capture.lock.withLock { capture._value = value }
+                    capture.result.withLock { $0.value = value }
                     return .nothing
                 },
             ], prefix: "_scenario.", on: stack)

@@ -2,58 +2,61 @@ import Foundation
 import Logging
 import LookoutAutomation
 import LookoutConfig
+import LookoutWire
 import Lua
 
 /// How far a P4 Lua consumer got: the script reports its count through `bench_progress(n)`
 /// (`0` once its handler or loop is registered); the flood waits on it to stay a window ahead.
-final class DeltaStreamProgress: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var count = -1
-    private var ended = false
-    private var lastChange = BenchClock.monotonic()
-    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+final class DeltaStreamProgress: Sendable {
+    private struct State {
+        var count = -1
+        var ended = false
+        var lastChange = BenchClock.monotonic()
+        var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Locked(State())
 
     func report(_ n: Int) {
-        let wake = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            count = max(count, n)
-            lastChange = BenchClock.monotonic()
-            let ready = waiters.filter { $0.0 <= count }.map(\.1)
-            waiters.removeAll { $0.0 <= count }
-            return ready
+        let wake = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.count = max(s.count, n)
+            s.lastChange = BenchClock.monotonic()
+            let count = s.count
+            defer { s.waiters.removeAll { $0.0 <= count } }
+            return s.waiters.filter { $0.0 <= count }.map(\.1)
         }
         for w in wake { w.resume() }
     }
 
     /// The script ended: every waiter wakes up.
     func end() {
-        let wake = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            ended = true
-            defer { waiters = [] }
-            return waiters.map(\.1)
+        let wake = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.ended = true
+            defer { s.waiters = [] }
+            return s.waiters.map(\.1)
         }
         for w in wake { w.resume() }
     }
 
     /// Back to "not registered yet" for the next script.
     func reset() {
-        lock.withLock {
-            count = -1
-            ended = false
-            lastChange = BenchClock.monotonic()
+        state.withLock {
+            $0.count = -1
+            $0.ended = false
+            $0.lastChange = BenchClock.monotonic()
         }
     }
 
-    var current: Int { lock.withLock { count } }
-    var hasEnded: Bool { lock.withLock { ended } }
-    var secondsSinceChange: Double { lock.withLock { BenchClock.monotonic() - lastChange } }
+    var current: Int { state.withLock { $0.count } }
+    var hasEnded: Bool { state.withLock { $0.ended } }
+    var secondsSinceChange: Double { state.withLock { BenchClock.monotonic() - $0.lastChange } }
 
     /// Returns once the count reached `n` (or the script ended).
     func wait(atLeast n: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = lock.withLock { () -> Bool in
-                if count >= n || ended { return true }
-                waiters.append((n, continuation))
+            let ready = state.withLock { s -> Bool in
+                if s.count >= n || s.ended { return true }
+                s.waiters.append((n, continuation))
                 return false
             }
             if ready { continuation.resume() }
@@ -137,13 +140,12 @@ struct DeltaStreamScript {
 }
 
 /// Lines and errors a script produced.
-private final class LineBox: @unchecked Sendable {
-    // @unchecked Sendable: every access to the arrays goes through `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
-    private var errors: [String] = []
+private final class LineBox: Sendable {
+    private let output = Locked((lines: [String](), errors: [String]()))
 
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    func append(error: String) { lock.withLock { errors.append(error) } }
-    func take() -> ([String], [String]) { lock.withLock { defer { lines = []; errors = [] }; return (lines, errors) } }
+    func append(_ line: String) { output.withLock { $0.lines.append(line) } }
+    func append(error: String) { output.withLock { $0.errors.append(error) } }
+    func take() -> ([String], [String]) {
+        output.withLock { output in defer { output = ([], []) }; return (output.lines, output.errors) }
+    }
 }

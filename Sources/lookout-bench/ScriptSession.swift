@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import Lua
 
 /// A Lookout `LuaRuntime` (the sandboxed state scripts get) whose printed lines and errors are
@@ -47,16 +48,13 @@ struct ScriptSession: Sendable {
 }
 
 /// Lines and errors a script produced.
-private final class Transcript: @unchecked Sendable {
-    // @unchecked Sendable: every access to the arrays goes through `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
-    private var errors: [String] = []
+private final class Transcript: Sendable {
+    private let output = Locked((lines: [String](), errors: [String]()))
 
-    func append(line: String) { lock.withLock { lines.append(line) } }
-    func append(error: String) { lock.withLock { errors.append(error) } }
-    func reset() { lock.withLock { lines = []; errors = [] } }
-    func take() -> ([String], [String]) { lock.withLock { (lines, errors) } }
+    func append(line: String) { output.withLock { $0.lines.append(line) } }
+    func append(error: String) { output.withLock { $0.errors.append(error) } }
+    func reset() { output.withLock { $0 = ([], []) } }
+    func take() -> ([String], [String]) { output.withLock { ($0.lines, $0.errors) } }
 }
 
 /// Reads a figure a chunk printed, or fails naming it.

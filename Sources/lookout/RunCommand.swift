@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutWire
 import Lua
 
 /// `lookout run FILE [ARGS…]` / `lookout run -e CODE`.
@@ -74,11 +75,9 @@ struct RunCommand: AsyncParsableCommand {
 }
 
 /// Counts signals across threads.
-final class InterruptCounter: @unchecked Sendable {
-    // @unchecked Sendable: `count` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var count = 0
+final class InterruptCounter: Sendable {
+    private let count = Locked(0)
 
     /// Adds one and returns the new count.
-    func increment() -> Int { lock.withLock { count += 1; return count } }
+    func increment() -> Int { count.withLock { $0 += 1; return $0 } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import SignalKKit
 
 /// The boat's side of its stream: one Swift task (the pump) reads the stream's `events()` and
@@ -7,62 +8,62 @@ import SignalKKit
 ///
 /// Loops register and unregister synchronously (under a lock), so a loop sees every value that
 /// arrives after `boat:deltas{…}` returned, and a loop that ends stops receiving at once.
-final class SignalKFeed: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var buffers: [ObjectIdentifier: SignalKDeltaBuffer] = [:]
-    private var targets: [SignalKDeltaBuffer] = []
-    private var finished = false
-    private var _state: SignalKConnectionState = .idle
-    private var _hello: SignalKHello?
+final class SignalKFeed: Sendable {
+    private struct State {
+        var buffers: [ObjectIdentifier: SignalKDeltaBuffer] = [:]
+        var targets: [SignalKDeltaBuffer] = []
+        var finished = false
+        var connection: SignalKConnectionState = .idle
+        var hello: SignalKHello?
+    }
 
-    public var state: SignalKConnectionState { lock.withLock { _state } }
-    var hello: SignalKHello? { lock.withLock { _hello } }
+    private let guarded = Locked(State())
+
+    public var state: SignalKConnectionState { guarded.withLock { $0.connection } }
+    var hello: SignalKHello? { guarded.withLock { $0.hello } }
 
     func setState(_ s: SignalKConnectionState) {
-        lock.withLock {
-            _state = s
-            if case .connected(let h) = s { _hello = h }
+        guarded.withLock {
+            $0.connection = s
+            if case .connected(let h) = s { $0.hello = h }
         }
     }
 
-    func setHello(_ h: SignalKHello) { lock.withLock { _hello = h } }
+    func setHello(_ h: SignalKHello) { guarded.withLock { $0.hello = h } }
 
     /// Adds a loop's buffer; a feed that already ended finishes it at once.
     func add(_ buffer: SignalKDeltaBuffer) {
-        let ended = lock.withLock { () -> Bool in
-            guard !finished else { return true }
-            buffers[ObjectIdentifier(buffer)] = buffer
-            targets = Array(buffers.values)
+        let ended = guarded.withLock { state -> Bool in
+            guard !state.finished else { return true }
+            state.buffers[ObjectIdentifier(buffer)] = buffer
+            state.targets = Array(state.buffers.values)
             return false
         }
         if ended { buffer.finish() }
     }
 
     func remove(_ buffer: SignalKDeltaBuffer) {
-        lock.withLock {
-            guard buffers.removeValue(forKey: ObjectIdentifier(buffer)) != nil else { return }
-            targets = Array(buffers.values)
+        guarded.withLock { state in
+            guard state.buffers.removeValue(forKey: ObjectIdentifier(buffer)) != nil else { return }
+            state.targets = Array(state.buffers.values)
         }
     }
 
     /// Number of open loops (tests, `tostring`).
-    var loopCount: Int { lock.withLock { buffers.count } }
+    var loopCount: Int { guarded.withLock { $0.buffers.count } }
 
     func dispatch(_ changes: [SignalKChange]) {
-        let targets = lock.withLock { self.targets }
+        let targets = guarded.withLock { $0.targets }
         for buffer in targets { buffer.offer(changes) }
     }
 
     /// The stream ended (the boat was closed): every loop ends after its buffered values.
     func finishAll() {
-        let all = lock.withLock { () -> [SignalKDeltaBuffer] in
-            finished = true
-            _state = .closed
-            let all = Array(buffers.values)
-            buffers = [:]
-            targets = []
-            return all
+        let all = guarded.withLock { state -> [SignalKDeltaBuffer] in
+            state.finished = true
+            state.connection = .closed
+            defer { state.buffers = [:]; state.targets = [] }
+            return Array(state.buffers.values)
         }
         for buffer in all { buffer.finish() }
     }
@@ -70,29 +71,68 @@ final class SignalKFeed: @unchecked Sendable {
 
 /// The bounded buffer of one `deltas` loop. When the loop is slower than the stream, the
 /// **oldest** buffered values are dropped (and counted): a loop always sees the newest data.
-final class SignalKDeltaBuffer: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field is only touched while holding `lock`.
-    private let lock = NSLock()
+final class SignalKDeltaBuffer: Sendable {
+    /// The ring of buffered changes and the loop's waiter.
+    private struct Ring {
+        var slots: [SignalKChange?]
+        var head = 0
+        var count = 0
+        var dropped = 0
+        var finished = false
+        var cancelled = false
+        var waiter: CheckedContinuation<Void, Never>?
+
+        var capacity: Int { slots.count }
+
+        /// Appends one change, dropping the oldest when full.
+        mutating func append(_ c: SignalKChange) {
+            if count == capacity {
+                slots[head] = nil
+                head = head + 1 == capacity ? 0 : head + 1
+                count -= 1
+                dropped += 1
+            }
+            var tail = head + count
+            if tail >= capacity { tail -= capacity }
+            slots[tail] = c
+            count += 1
+        }
+
+        /// Removes and returns up to `n` changes, oldest first.
+        mutating func removeFirst(upTo limit: Int) -> [SignalKChange] {
+            let n = min(limit, count)
+            var items: [SignalKChange] = []
+            items.reserveCapacity(n)
+            for _ in 0..<n {
+                items.append(slots[head]!)
+                slots[head] = nil
+                head = head + 1 == capacity ? 0 : head + 1
+            }
+            count -= n
+            return items
+        }
+
+        /// Takes the waiter out, to be resumed outside the lock.
+        mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+            defer { waiter = nil }
+            return waiter
+        }
+    }
+
+    private let ring: Locked<Ring>
     let capacity: Int
     /// Path patterns (empty: every path).
     let paths: [SignalKPattern]
     /// Context pattern (nil: every context); `vessels.self`/`self` match the own vessel.
     let context: SignalKPattern?
     private let matchesSelfAlias: Bool
-    private var ring: [SignalKChange?]
-    private var head = 0
-    private var count = 0
-    private var dropped = 0
-    private var finished = false
-    private var cancelled = false
-    private var waiter: CheckedContinuation<Void, Never>?
 
     init(capacity: Int, paths: [SignalKPattern], context: SignalKPattern?) {
         self.capacity = max(1, capacity)
         self.paths = paths
         self.context = context
         matchesSelfAlias = context.map { $0.pattern == SignalKContext.selfAlias || $0.pattern == "self" } ?? false
-        ring = Array(repeating: nil, count: self.capacity)
+        ring = Locked(Ring(slots: Array(repeating: nil, count: self.capacity)))
     }
 
     private func accepts(_ c: SignalKChange) -> Bool {
@@ -107,22 +147,10 @@ final class SignalKDeltaBuffer: @unchecked Sendable {
     func offer(_ changes: [SignalKChange]) {
         let matching = changes.filter(accepts)
         guard !matching.isEmpty else { return }
-        let wake = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            guard !finished else { return nil }
-            for c in matching {
-                if count == capacity {
-                    ring[head] = nil
-                    head = head + 1 == capacity ? 0 : head + 1
-                    count -= 1
-                    dropped += 1
-                }
-                var tail = head + count
-                if tail >= capacity { tail -= capacity }
-                ring[tail] = c
-                count += 1
-            }
-            defer { waiter = nil }
-            return waiter
+        let wake = ring.withLock { ring -> CheckedContinuation<Void, Never>? in
+            guard !ring.finished else { return nil }
+            for c in matching { ring.append(c) }
+            return ring.takeWaiter()
         }
         wake?.resume()
     }
@@ -130,47 +158,37 @@ final class SignalKDeltaBuffer: @unchecked Sendable {
     /// Takes up to `limit` values, oldest first; `finished` when no more will come; `dropped` is
     /// the total dropped so far.
     func take(_ limit: Int) -> (items: [SignalKChange], finished: Bool, dropped: Int) {
-        lock.withLock {
-            let n = min(limit, count)
-            var items: [SignalKChange] = []
-            items.reserveCapacity(n)
-            for _ in 0..<n {
-                items.append(ring[head]!)
-                ring[head] = nil
-                head = head + 1 == capacity ? 0 : head + 1
-            }
-            count -= n
-            return (items, finished && count == 0, dropped)
+        ring.withLock { ring in
+            let items = ring.removeFirst(upTo: limit)
+            return (items, ring.finished && ring.count == 0, ring.dropped)
         }
     }
 
     /// Ends the loop: no more values are accepted; a waiting loop wakes up.
     func finish() {
-        let wake = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            finished = true
-            defer { waiter = nil }
-            return waiter
+        let wake = ring.withLock { ring -> CheckedContinuation<Void, Never>? in
+            ring.finished = true
+            return ring.takeWaiter()
         }
         wake?.resume()
     }
 
     /// Returns when values are buffered, the buffer finished, or the waiting task was cancelled.
     func waitForData() async {
-        lock.withLock { cancelled = false }
+        ring.withLock { $0.cancelled = false }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = lock.withLock { () -> Bool in
-                    if count > 0 || finished || cancelled { return true }
-                    waiter = continuation
+                let ready = ring.withLock { ring -> Bool in
+                    if ring.count > 0 || ring.finished || ring.cancelled { return true }
+                    ring.waiter = continuation
                     return false
                 }
                 if ready { continuation.resume() }
             }
         } onCancel: {
-            let wake = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-                cancelled = true
-                defer { waiter = nil }
-                return waiter
+            let wake = ring.withLock { ring -> CheckedContinuation<Void, Never>? in
+                ring.cancelled = true
+                return ring.takeWaiter()
             }
             wake?.resume()
         }
@@ -178,23 +196,20 @@ final class SignalKDeltaBuffer: @unchecked Sendable {
 }
 
 /// The first outcome of `signalk.connect`: a hello, or a failure before any hello.
-final class SignalKConnectGate: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field is only touched while holding `lock`.
+final class SignalKConnectGate: Sendable {
     enum Outcome: Sendable {
         case connected(SignalKHello)
         case failed(code: String, message: String)
     }
 
-    private let lock = NSLock()
-    private var outcome: Outcome?
-    private var waiter: CheckedContinuation<Outcome, Never>?
+    private let state = Locked((outcome: Outcome?.none, waiter: CheckedContinuation<Outcome, Never>?.none))
 
     func resolve(_ o: Outcome) {
-        let wake = lock.withLock { () -> CheckedContinuation<Outcome, Never>? in
-            guard outcome == nil else { return nil }
-            outcome = o
-            defer { waiter = nil }
-            return waiter
+        let wake = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = o
+            defer { state.waiter = nil }
+            return state.waiter
         }
         wake?.resume(returning: o)
     }
@@ -202,9 +217,9 @@ final class SignalKConnectGate: @unchecked Sendable {
     func wait() async -> Outcome {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let ready = lock.withLock { () -> Outcome? in
-                    if let outcome { return outcome }
-                    waiter = continuation
+                let ready = state.withLock { state -> Outcome? in
+                    if let outcome = state.outcome { return outcome }
+                    state.waiter = continuation
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }

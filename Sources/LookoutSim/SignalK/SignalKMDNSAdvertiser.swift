@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 #if canImport(Glibc)
 import Glibc
@@ -26,10 +27,8 @@ import Darwin
 /// - Simplifications: no probing or conflict resolution, no known-answer suppression, no
 ///   rate limiting, IPv4 only.
 ///
-/// Self-contained on purpose: LookoutSim shares no code with SignalKKit.
-public final class SignalKMDNSAdvertiser: @unchecked Sendable {
-    // @unchecked Sendable: `fd`, `wake*`, `thread` and `running` are only touched under `lock`;
-    // the responder thread reads the immutable configuration only.
+/// Self-contained on purpose: LookoutSim shares no code with SignalKKit (only LookoutWire's lock).
+public final class SignalKMDNSAdvertiser: Sendable {
 
     /// What is advertised.
     public struct Service: Sendable {
@@ -74,11 +73,16 @@ public final class SignalKMDNSAdvertiser: @unchecked Sendable {
     /// The interface address to join the group on and send from (default loopback).
     public let interfaceAddress: String
 
-    private let lock = NSLock()
-    private var fd: Int32 = -1
-    private var wakeRead: Int32 = -1
-    private var wakeWrite: Int32 = -1
-    private var finished: DispatchSemaphore?
+    /// The socket, the wake pipe and the responder's end signal, while running. The responder
+    /// thread reads the immutable configuration only.
+    private struct Running {
+        var fd: Int32 = -1
+        var wakeRead: Int32 = -1
+        var wakeWrite: Int32 = -1
+        var finished: DispatchSemaphore?
+    }
+
+    private let running = Locked(Running())
 
     public init(service: Service, interfaceAddress: String = "127.0.0.1") {
         self.service = service
@@ -89,9 +93,11 @@ public final class SignalKMDNSAdvertiser: @unchecked Sendable {
 
     /// Opens the socket, starts the responder thread and announces. Throws ``StartError``.
     public func start() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        guard finished == nil else { return }
+        try running.withLock { try start(&$0) }
+    }
+
+    private func start(_ running: inout Running) throws {
+        guard running.finished == nil else { return }
         guard let local = Self.parseIPv4(interfaceAddress) else {
             throw StartError(description: "mDNS advertiser: \(interfaceAddress) is not an IPv4 address")
         }
@@ -133,11 +139,11 @@ public final class SignalKMDNSAdvertiser: @unchecked Sendable {
             close(s); close(fds[0]); close(fds[1])
             throw error
         }
-        fd = s
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
+        running.fd = s
+        running.wakeRead = fds[0]
+        running.wakeWrite = fds[1]
         let done = DispatchSemaphore(value: 0)
-        finished = done
+        running.finished = done
         let thread = Thread { [s, wr = fds[0]] in
             self.serve(socket: s, wake: wr)
             done.signal()
@@ -148,17 +154,18 @@ public final class SignalKMDNSAdvertiser: @unchecked Sendable {
 
     /// Sends goodbyes, stops the thread and closes the socket. Safe to call more than once.
     public func stop() {
-        lock.lock()
-        guard let done = finished else { lock.unlock(); return }
-        var b: UInt8 = 1
-        _ = write(wakeWrite, &b, 1)
-        lock.unlock()
+        let done = running.withLock { running -> DispatchSemaphore? in
+            guard let done = running.finished else { return nil }
+            var b: UInt8 = 1
+            _ = write(running.wakeWrite, &b, 1)
+            return done
+        }
+        guard let done else { return }
         done.wait()
-        lock.lock()
-        defer { lock.unlock() }
-        for f in [fd, wakeRead, wakeWrite] where f >= 0 { close(f) }
-        fd = -1; wakeRead = -1; wakeWrite = -1
-        finished = nil
+        running.withLock { running in
+            for f in [running.fd, running.wakeRead, running.wakeWrite] where f >= 0 { close(f) }
+            running = Running()
+        }
     }
 
     // MARK: Responder loop

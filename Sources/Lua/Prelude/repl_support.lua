@@ -1,7 +1,7 @@
 -- The Lua side of the REPL (loaded by LuaRuntime+REPL.swift): runs a line and formats its
 -- results, completes names, answers help().
 local rawmetatable, stubs, modules, typemethods = ...
-local repl, docs = require "lookout._repl", require "lookout._docs"
+local repl = require "lookout._repl"
 local json = require "json"
 local pack, unpack, select = table.pack, table.unpack, select
 repl.options.null = json.null
@@ -21,11 +21,20 @@ repl.options.annotate = function(t, k, v)
   local dir = rawget(t, "direction")
   return format(v, { direction = type(dir) == "string" and dir or nil })
 end
-local registry = docs.new()
-local names = {}
-for name in pairs(stubs) do names[#names + 1] = name end
-table.sort(names)
-for _, name in ipairs(names) do registry:add(stubs[name], name .. ".lua") end
+-- The help registry is read from the stubs on the first help(), not at start-up: the REPL opens
+-- at once, and parsing never counts against a tight --cpu-limit before the first line.
+local registry
+local function help_registry()
+  if not registry then
+    local docs = require "lookout._docs"
+    registry = docs.new()
+    local names = {}
+    for name in pairs(stubs) do names[#names + 1] = name end
+    table.sort(names)
+    for _, name in ipairs(names) do registry:add(stubs[name], name .. ".lua") end
+  end
+  return registry
+end
 
 local function roots()
   local r = { string = string, table = table, math = math, utf8 = utf8, coroutine = coroutine, os = os }
@@ -37,14 +46,14 @@ end
 local function classes()
   local out = {}
   for tname, methods in pairs(typemethods()) do
-    local class = registry:class_for_type(tname)
+    local class = help_registry():class_for_type(tname)
     if class and type(methods) == "table" then out[class] = methods end
   end
   return out
 end
 function help(x)
-  print(registry:help(x, { roots = roots(), getmetatable = rawmetatable, classes = classes(),
-                           reachable = function(name) return rawget(_G, name) ~= nil end }))
+  print(help_registry():help(x, { roots = roots(), getmetatable = rawmetatable, classes = classes(),
+                                  reachable = function(name) return rawget(_G, name) ~= nil end }))
 end
 
 local function driver(...)

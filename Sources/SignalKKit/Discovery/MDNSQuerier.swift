@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 #if canImport(Glibc)
 import Glibc
@@ -100,9 +101,9 @@ public struct MDNSQuerier: Sendable {
 
 /// Sockets and the wake pipe of one browse. `run()` owns them and closes them when it returns
 /// (or `deinit` closes them if `run()` never ran).
-private final class BrowseSession: @unchecked Sendable {
-    // @unchecked Sendable: the fds are immutable; `closed`/`cancelled` are guarded by `lock`;
-    // `run()` is called once, on one thread.
+private final class BrowseSession: Sendable {
+    // The fds are immutable and `closed`/`cancelled` are locked; `run()` is called once, on one
+    // thread.
     let serviceTypes: [MDNSName]
     let interfaces: [MDNSInterface]
     let timeout: Duration
@@ -110,9 +111,7 @@ private final class BrowseSession: @unchecked Sendable {
     let multicastFD: Int32  // -1 when 5353 could not be used
     let wakeRead: Int32
     let wakeWrite: Int32
-    private let lock = NSLock()
-    private var closed = false
-    private var cancelled = false
+    private let flags = Locked((closed: false, cancelled: false))
 
     init(serviceTypes: [MDNSName], interfaces: [MDNSInterface], timeout: Duration) throws {
         self.serviceTypes = serviceTypes
@@ -137,22 +136,22 @@ private final class BrowseSession: @unchecked Sendable {
 
     /// Wakes `run()`, which then throws `CancellationError`.
     func cancel() {
-        lock.lock()
-        defer { lock.unlock() }
-        cancelled = true
-        guard !closed else { return }
-        var b: UInt8 = 1
-        _ = write(wakeWrite, &b, 1)
+        flags.withLock { flags in
+            flags.cancelled = true
+            guard !flags.closed else { return }
+            var b: UInt8 = 1
+            _ = write(wakeWrite, &b, 1)
+        }
     }
 
-    private var isCancelled: Bool { lock.withLock { cancelled } }
+    private var isCancelled: Bool { flags.withLock { $0.cancelled } }
 
     private func closeAll() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { return }
-        closed = true
-        for fd in [unicastFD, multicastFD, wakeRead, wakeWrite] where fd >= 0 { close(fd) }
+        flags.withLock { flags in
+            guard !flags.closed else { return }
+            flags.closed = true
+            for fd in [unicastFD, multicastFD, wakeRead, wakeWrite] where fd >= 0 { close(fd) }
+        }
     }
 
     private static func openUnicastSocket() throws -> Int32 {

@@ -1,5 +1,6 @@
 import CEditLine
 import Foundation
+import LookoutWire
 import Lua
 
 #if canImport(Glibc)
@@ -39,8 +40,8 @@ final class PlainLineReader: LineReader, @unchecked Sendable {
 /// key presses come from stdin, and requests (prompt, print, clear) through a wake-up pipe, so
 /// output from timers appears above the prompt and the line being typed is redrawn under it.
 final class EditLineReader: LineReader, @unchecked Sendable {
-    // @unchecked Sendable: `requests` and `pendingLine` are guarded by `lock`; libedit state is
-    // touched only on the editor thread.
+    // @unchecked Sendable: the queued requests and the waiting reader are in `Locked`; libedit
+    // state and the fields below it are touched only on the editor thread.
     private enum Request {
         case prompt(String, CheckedContinuation<String?, Never>)
         case print(String)
@@ -48,9 +49,7 @@ final class EditLineReader: LineReader, @unchecked Sendable {
         case stop
     }
 
-    private let lock = NSLock()
-    private var requests: [Request] = []
-    private var waiting: CheckedContinuation<String?, Never>?
+    private let queue = Locked((requests: [Request](), waiting: CheckedContinuation<String?, Never>?.none))
     private var wake: [Int32] = [0, 0]
     private let stopped = DispatchSemaphore(value: 0)
     private let historyFile: String?
@@ -91,7 +90,7 @@ final class EditLineReader: LineReader, @unchecked Sendable {
     }
 
     private func post(_ request: Request) {
-        lock.withLock { requests.append(request) }
+        queue.withLock { $0.requests.append(request) }
         var byte: UInt8 = 1
         _ = write(wake[1], &byte, 1)
     }
@@ -126,14 +125,14 @@ final class EditLineReader: LineReader, @unchecked Sendable {
 
     /// Handles queued requests; false when asked to stop.
     private func handleRequests() -> Bool {
-        let batch = lock.withLock {
-            defer { requests = [] }
-            return requests
+        let batch = queue.withLock { queue in
+            defer { queue.requests = [] }
+            return queue.requests
         }
         for request in batch {
             switch request {
             case .prompt(let prompt, let continuation):
-                lock.withLock { waiting = continuation }
+                queue.withLock { $0.waiting = continuation }
                 promptShown = true
                 currentPrompt = prompt
                 rl_callback_handler_install(prompt, lineHook)
@@ -163,9 +162,9 @@ final class EditLineReader: LineReader, @unchecked Sendable {
         rl_callback_handler_remove()
         if let line, !line.trimmingCharacters(in: .whitespaces).isEmpty { _ = add_history(line) }
         if let historyFile { _ = write_history(historyFile) }
-        let continuation = lock.withLock {
-            defer { waiting = nil }
-            return waiting
+        let continuation = queue.withLock { queue in
+            defer { queue.waiting = nil }
+            return queue.waiting
         }
         continuation?.resume(returning: line)
     }

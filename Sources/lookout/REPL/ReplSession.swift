@@ -1,16 +1,13 @@
 import Foundation
+import LookoutWire
 import Lua
 
 /// The read–evaluate–print loop: prompts, continuation lines, meta commands, Ctrl-C.
-final class ReplSession: @unchecked Sendable {
-    // @unchecked Sendable: `lastInterrupt` and `evaluating` are guarded by `lock`; the rest is
-    // immutable.
+final class ReplSession: Sendable {
     private let runtime: LuaRuntime
     private let reader: any LineReader
     private let interactive: Bool
-    private let lock = NSLock()
-    private var evaluating = false
-    private var lastInterrupt: Date?
+    private let state = Locked((evaluating: false, lastInterrupt: Date?.none))
 
     init(runtime: LuaRuntime, reader: any LineReader, interactive: Bool) {
         self.runtime = runtime
@@ -21,10 +18,10 @@ final class ReplSession: @unchecked Sendable {
     /// Ctrl-C: cancels the running line, or clears the input; twice within a second leaves.
     func interrupt() {
         let now = Date()
-        let (busy, twice) = lock.withLock {
-            let twice = lastInterrupt.map { now.timeIntervalSince($0) < 1 } ?? false
-            lastInterrupt = now
-            return (evaluating, twice)
+        let (busy, twice) = state.withLock { state in
+            let twice = state.lastInterrupt.map { now.timeIntervalSince($0) < 1 } ?? false
+            state.lastInterrupt = now
+            return (state.evaluating, twice)
         }
         if twice && !busy {
             terminate(status: 0)
@@ -78,9 +75,9 @@ final class ReplSession: @unchecked Sendable {
                 pending = ""
                 continue
             }
-            lock.withLock { evaluating = true }
+            state.withLock { $0.evaluating = true }
             let result = await runtime.evaluate(pending)
-            lock.withLock { evaluating = false }
+            state.withLock { $0.evaluating = false }
             switch result {
             case .incomplete:
                 continue
@@ -95,9 +92,9 @@ final class ReplSession: @unchecked Sendable {
 
     /// Runs a script file in the REPL's state (`--load`, `.load`).
     func load(file: String) async {
-        lock.withLock { evaluating = true }
+        state.withLock { $0.evaluating = true }
         let result = await runtime.evaluate(file: file)
-        lock.withLock { evaluating = false }
+        state.withLock { $0.evaluating = false }
         if case .error(let message) = result { reader.print(message) }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import LookoutAutomation
 import LookoutConfig
 import LookoutModules
+import LookoutWire
 import Lua
 
 /// The status endpoint and the status file of a running `serve`.
@@ -70,13 +71,11 @@ final class ServeStatus: Sendable {
 }
 
 /// The status URL, set once the endpoint listens, read by each request.
-final class StatusURLBox: @unchecked Sendable {
-    // @unchecked Sendable: `_value` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var _value: String?
-    init(_ value: String?) { _value = value }
+final class StatusURLBox: Sendable {
+    private let stored: Locked<String?>
+    init(_ value: String?) { stored = Locked(value) }
     var value: String? {
-        get { lock.withLock { _value } }
-        set { lock.withLock { _value = newValue } }
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutWire
 import Lua
 import NightscoutKit
 import LookoutModules
@@ -167,53 +168,49 @@ struct SyncCommand: AsyncParsableCommand {
 }
 
 /// Set once by the first Ctrl-C.
-final class InterruptFlag: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only touched under `lock`.
-    private let lock = NSLock()
-    private var value = false
+final class InterruptFlag: Sendable {
+    private let value = Locked(false)
 
     /// Sets the flag; `true` the first time.
-    func set() -> Bool { lock.withLock { defer { value = true }; return !value } }
-    var isSet: Bool { lock.withLock { value } }
+    func set() -> Bool { value.withLock { value in defer { value = true }; return !value } }
+    var isSet: Bool { value.withLock { $0 } }
 }
 
 /// Progress on standard error: a redrawn bar on a terminal, else at most one line a second.
-final class SyncProgressDisplay: @unchecked Sendable {
-    // @unchecked Sendable: the mutable fields are only touched under `lock`.
-    private let lock = NSLock()
+final class SyncProgressDisplay: Sendable {
     let terminal: Bool
-    private var drawn = false
-    private var lastWrite = Date.distantPast
-    private var firstWatermark: Int64?
+    /// What was drawn and when; the lock also keeps lines from two threads apart.
+    private let state = Locked((drawn: false, lastWrite: Date.distantPast, firstWatermark: Int64?.none))
 
     init(terminal: Bool) { self.terminal = terminal }
 
     /// A new collection begins.
     func start(_ collection: V3Collection) {
-        lock.withLock {
-            firstWatermark = nil
-            lastWrite = .distantPast
+        state.withLock {
+            $0.firstWatermark = nil
+            $0.lastWrite = .distantPast
         }
     }
 
     /// After every stored page.
     func update(_ progress: SyncProgress) {
-        lock.withLock {
+        state.withLock { state in
             let now = Date()
             let watermark = progress.watermark.flatMap { $0 > V3History.beginningOfTime ? $0 : nil }
-            if firstWatermark == nil, let watermark { firstWatermark = watermark }
+            if state.firstWatermark == nil, let watermark { state.firstWatermark = watermark }
             let when = watermark.map { Self.iso(Date(timeIntervalSince1970: Double($0) / 1000)) } ?? "none yet"
             let rate = Int(progress.documentsPerSecond.rounded())
             if terminal {
-                guard now.timeIntervalSince(lastWrite) >= 0.1 else { return }
-                lastWrite = now
-                let line = "\(progress.collection.rawValue)  \(bar(progress, now: now))  \(progress.pages) \(progress.pages == 1 ? "page" : "pages")  "
+                guard now.timeIntervalSince(state.lastWrite) >= 0.1 else { return }
+                state.lastWrite = now
+                let bar = bar(progress, first: state.firstWatermark, now: now)
+                let line = "\(progress.collection.rawValue)  \(bar)  \(progress.pages) \(progress.pages == 1 ? "page" : "pages")  "
                     + "\(progress.documents) docs  \(rate) docs/s  \(progress.phase == .history ? "up to " + when : "reconciling")"
                 write("\r\u{1B}[K" + line)
-                drawn = true
+                state.drawn = true
             } else {
-                guard now.timeIntervalSince(lastWrite) >= 1 else { return }
-                lastWrite = now
+                guard now.timeIntervalSince(state.lastWrite) >= 1 else { return }
+                state.lastWrite = now
                 write("\(progress.collection.rawValue): \(progress.phase.rawValue) page \(progress.pages), "
                       + "\(progress.documents) documents, \(rate) docs/s, watermark \(when)\n")
             }
@@ -222,14 +219,14 @@ final class SyncProgressDisplay: @unchecked Sendable {
 
     /// Erases the bar (terminal only) before a summary or message.
     func clear() {
-        lock.withLock {
-            if terminal, drawn { write("\r\u{1B}[K") }
-            drawn = false
+        state.withLock {
+            if terminal, $0.drawn { write("\r\u{1B}[K") }
+            $0.drawn = false
         }
     }
 
     /// `[#########-----------]` by how far the watermark went from its first value to now.
-    private func bar(_ progress: SyncProgress, now: Date) -> String {
+    private func bar(_ progress: SyncProgress, first firstWatermark: Int64?, now: Date) -> String {
         let width = 20
         var filled = 0
         if progress.phase == .reconciliation {

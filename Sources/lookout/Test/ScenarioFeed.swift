@@ -8,17 +8,19 @@ import LookoutWire
 /// position is published on the Signal K simulator. Called on the Lua thread at each jump of the
 /// virtual clock, before the timers due at the new time fire, so a script that wakes at 01:35
 /// sees exactly the data up to 01:35.
-final class ScenarioFeed: @unchecked Sendable {
-    // @unchecked Sendable: the cursors are only touched with `lock` held (the feed is called on
-    // one thread at a time, the lock makes that explicit).
-    private let lock = NSLock()
+final class ScenarioFeed: Sendable {
+    /// How far the feed got (it is called on one thread at a time; the lock makes that explicit).
+    private struct Cursors {
+        var nextReading = 0
+        var nextLoop = 0
+        var nextBoat = 0
+        var anchorSent = false
+    }
+
+    private let cursors = Locked(Cursors())
     private let scenario: Scenario
     private let nightscout: NightscoutSimulator?
     private let signalK: SignalKSimulator?
-    private var nextReading = 0
-    private var nextLoop = 0
-    private var nextBoat = 0
-    private var anchorSent = false
 
     init(scenario: Scenario, nightscout: NightscoutSimulator?, signalK: SignalKSimulator?) {
         self.scenario = scenario
@@ -28,28 +30,28 @@ final class ScenarioFeed: @unchecked Sendable {
 
     /// Feeds everything up to `now` and waits until the simulators hold it.
     func feed(upTo now: Date) {
-        let (entries, statuses, boat) = lock.withLock { () -> ([JSONValue], [JSONValue], [JSONValue]) in
+        let (entries, statuses, boat) = cursors.withLock { c -> ([JSONValue], [JSONValue], [JSONValue]) in
             var entries: [JSONValue] = []
-            while nextReading < scenario.readings.count, scenario.readings[nextReading].time <= now {
-                let previous = nextReading > 0 ? scenario.readings[nextReading - 1] : nil
-                entries.append(Self.entry(scenario.readings[nextReading], previous: previous))
-                nextReading += 1
+            while c.nextReading < scenario.readings.count, scenario.readings[c.nextReading].time <= now {
+                let previous = c.nextReading > 0 ? scenario.readings[c.nextReading - 1] : nil
+                entries.append(Self.entry(scenario.readings[c.nextReading], previous: previous))
+                c.nextReading += 1
             }
             var statuses: [JSONValue] = []
-            while nextLoop < scenario.loopReports.count, scenario.loopReports[nextLoop] <= now {
-                statuses.append(Self.deviceStatus(scenario.loopReports[nextLoop]))
-                nextLoop += 1
+            while c.nextLoop < scenario.loopReports.count, scenario.loopReports[c.nextLoop] <= now {
+                statuses.append(Self.deviceStatus(scenario.loopReports[c.nextLoop]))
+                c.nextLoop += 1
             }
             var boat: [JSONValue] = []
             if let trace = scenario.boat {
                 var latest: Scenario.BoatSample?
-                while nextBoat < trace.samples.count, trace.samples[nextBoat].time <= now {
-                    latest = trace.samples[nextBoat]
-                    nextBoat += 1
+                while c.nextBoat < trace.samples.count, trace.samples[c.nextBoat].time <= now {
+                    latest = trace.samples[c.nextBoat]
+                    c.nextBoat += 1
                 }
                 if let latest {
-                    boat.append(Self.delta(latest, anchor: anchorSent ? nil : trace))
-                    anchorSent = true
+                    boat.append(Self.delta(latest, anchor: c.anchorSent ? nil : trace))
+                    c.anchorSent = true
                 }
             }
             return (entries, statuses, boat)

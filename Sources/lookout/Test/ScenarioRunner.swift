@@ -6,6 +6,7 @@ import LookoutConfig
 import LookoutModules
 import LookoutScenarios
 import LookoutSim
+import LookoutWire
 import Lua
 
 /// Runs one script through one scenario: simulators on 127.0.0.1 fed in virtual time, a
@@ -169,10 +170,8 @@ struct TimelineLogHandler: LogHandler {
 }
 
 /// Errors collected from any thread.
-final class ErrorList: @unchecked Sendable {
-    // @unchecked Sendable: `items` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var items: [String] = []
-    func append(_ s: String) { lock.withLock { items.append(s) } }
-    var all: [String] { lock.withLock { items } }
+final class ErrorList: Sendable {
+    private let items = Locked<[String]>([])
+    func append(_ s: String) { items.withLock { $0.append(s) } }
+    var all: [String] { items.withLock { $0 } }
 }
