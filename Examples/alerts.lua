@@ -14,7 +14,14 @@
 --   NS_TOKEN=me-… lookout run Examples/alerts.lua
 --   lookout ack --list ; lookout ack urgent-low --by me
 local alert = require "alert"
-local home = assert(require("nightscout").client "home")
+local nightscout = require "nightscout"
+local home = assert(nightscout.client "home")
+local units = home:units() or "mg/dL"
+
+-- "Urgent low: 52 mg/dL (2.9 mmol/L)": the value with its unit, the other in parentheses.
+local function message(title)
+  return function(value) return title .. ": " .. nightscout.format_bg(value, { units = units }) end
+end
 
 -- The newest readings (oldest first) as {value, time}: enough for sustained and rate conditions.
 local function glucose()
@@ -30,12 +37,14 @@ alert.define {
   when = alert.any { alert.below(55), alert.all { alert.below(70), alert.falling(2) } },
   clear = alert.above(80), stale = "15m",
   notify = { "phone" }, escalate = { { after = "10m", notify = { "partner" } } }, repeat_every = "5m",
+  message = message("Urgent low"),
 }
 
 alert.define {
   id = "high", title = "High for an hour", severity = "warning", series = glucose,
   when = alert.sustained(alert.above(250), "1h"), clear = alert.below(200),
   notify = { "phone" }, quiet_hours = { from = "23:00", to = "07:00" },  -- held until morning
+  message = message("High for an hour"),
 }
 
 local function check()

@@ -8,6 +8,12 @@ local nightscout = require "nightscout"
 
 local home = assert(nightscout.client "home")
 local LOW, STALE = 70, 15 * 60        -- mg/dL; seconds after which a reading is too old to trust
+local units = home:units() or "mg/dL" -- the unit people of this site read ("mmol" or "mg/dL")
+
+-- "62 mg/dL (3.4 mmol/L) ↗": glucose as people read it, in their unit, with the arrow.
+local function show(sgv, direction)
+  return nightscout.format_bg(sgv, { units = units, direction = direction })
+end
 
 local function check()
   local bg, err = home:latest()
@@ -18,9 +24,9 @@ local function check()
   if bg.age > STALE then
     log.warn(("last reading is %d min old: the sensor or uploader may be down"):format(bg.age // 60))
   elseif bg.sgv < LOW then
-    log.warn(("LOW %d mg/dL (%.1f mmol/L) %s, delta %s"):format(bg.sgv, bg.mmol, bg.direction or "?", bg.delta or "?"))
+    log.warn(("LOW %s, delta %s"):format(show(bg.sgv, bg.direction), bg.delta or "?"))
   else
-    log.info(("%d mg/dL %s"):format(bg.sgv, bg.direction or ""))
+    log.info(show(bg.sgv, bg.direction))
   end
 end
 
@@ -30,7 +36,7 @@ local lowest
 for _, e in ipairs(night) do
   if not lowest or e.sgv < lowest.sgv then lowest = e end
 end
-if lowest then print(("lowest in 8 h: %d mg/dL at %s"):format(lowest.sgv, lowest.dateString)) end
+if lowest then print(("lowest in 8 h: %s at %s"):format(show(lowest.sgv), lowest.dateString)) end
 
 check()
 if arg[1] ~= "once" then

@@ -4,10 +4,12 @@ Five alerts over a Nightscout site's CGM readings, checked every minute:
 
   urgent-low    (urgent)  below `urgent_low` (55 mg/dL): the one that wakes people. It escalates
                           to `escalate_to` after `escalate_after` without an acknowledgement and
-                          repeats every `repeat_every`; quiet hours never mute it; "resolved"
-                          follows when it is back above `low`.
+                          repeats every `repeat_every`; quiet hours never mute it. Hysteresis:
+                          it resolves once BG is back above `urgent_low` + `recovered` (55 + 10 =
+                          65 mg/dL); between the two a repeat says "recovering" with the arrow
+                          (it never pages "Urgent low" for a value on its way back up).
   low           (warning) below `low` (70) for `low_minutes` (20) in a row (a short compression
-                          artefact does not last that long).
+                          artefact does not last that long); resolves above `low` + `recovered`.
   falling-fast  (warning) falling faster than `falling_rate` (3) mg/dL per minute over 15 minutes
                           while below `falling_below` (120).
   high          (warning) above `high` (250) for `high_minutes` (20) in a row; held during quiet
@@ -15,6 +17,10 @@ Five alerts over a Nightscout site's CGM readings, checked every minute:
   stale         (warning) no reading newer than `stale_minutes` (15): the sensor, phone or
                           uploader has stopped. Missing data is never read as "fine" — the other
                           alerts say "stale" too, and none fires on old data.
+
+Glucose alerts (urgent-low, low, high) all send "resolved" when they clear. Values are shown in the
+site's unit (`units` of [nightscout.home], default the site's own), the other unit in parentheses,
+with the trend arrow: "Urgent low: 52 mg/dL (2.9 mmol/L) ↓".
 
 Notifications go to the channels named in the settings (`[notify.NAME]` in config.toml: ntfy,
 Pushover, Telegram, a webhook, Nightscout announcements, a Signal K notification or the log).
@@ -24,7 +30,7 @@ Needs: [nightscout.home] (read access) and the channels, e.g.
   [notify.phone]    type = "ntfy"   url = "https://ntfy.sh"   topic = "…"
   [notify.partner]  type = "pushover"   token_env = "…"   user_env = "…"
 Settings (all optional), e.g. [scripts."low-alert.lua".settings]
-  urgent_low = 55   low = 70   low_minutes = 20   falling_rate = 3   falling_below = 120
+  urgent_low = 55   low = 70   recovered = 10   low_minutes = 20   falling_rate = 3   falling_below = 120
   high = 250   high_minutes = 20
   stale_minutes = 15   channel = "phone"   escalate_to = "partner"   escalate_after = "10m"
   repeat_every = "5m"   quiet_from = "23:00"   quiet_to = "07:00"   site = "home"   check_every = "1m"
@@ -37,15 +43,17 @@ local nightscout = require "nightscout"
 local config = require "config"
 
 local s = config.settings {
-  site = "home", urgent_low = 55, low = 70, low_minutes = 20, falling_rate = 3, falling_below = 120, high = 250,
+  site = "home", urgent_low = 55, low = 70, recovered = 10, low_minutes = 20, falling_rate = 3, falling_below = 120, high = 250,
   high_minutes = 20, stale_minutes = 15, channel = "phone", escalate_to = "partner",
   escalate_after = "10m", repeat_every = "5m", quiet_from = "", quiet_to = "", check_every = "1m",
 }
 local home = assert(nightscout.client(s.site))
+local units, uerr = home:units()
+if not units then log.warn("cannot read the site's glucose unit (showing mg/dL):", uerr.message) units = "mg/dL" end
 local stale = s.stale_minutes * 60
 local quiet = s.quiet_from ~= "" and { from = s.quiet_from, to = s.quiet_to } or nil
 
--- The last hour of readings, oldest first, as {value, time}; nil when the site cannot be read
+-- The last hour of readings, oldest first, as {value, time, direction}; nil when the site cannot be read
 -- (then no new points arrive and the alerts turn "stale" after `stale_minutes`).
 local cache = { at = nil, points = nil }
 local function readings()
@@ -56,31 +64,43 @@ local function readings()
     local points
     if entries then
       points = {}
-      for i = #entries, 1, -1 do points[#points + 1] = { entries[i].sgv, entries[i].date } end
+      for i = #entries, 1, -1 do points[#points + 1] = { entries[i].sgv, entries[i].date, entries[i].direction } end
     end
     cache.at, cache.points = now, points
   end
   return cache.points
 end
 
-local function message(title)
-  return function(value)
+-- The trend arrow's name of the reading at `time` (nil when it is not the newest we read).
+local function direction_at(time)
+  local points = cache.points
+  local p = points and points[#points]
+  if p and p[2] == time then return p[3] end
+end
+
+-- "Title: 52 mg/dL (2.9 mmol/L) ↓"; with `threshold`, a value at or above it while the alert
+-- still fires is on its way back: "Title, recovering: 61 mg/dL (3.4 mmol/L) ↗".
+local function message(title, threshold)
+  return function(value, time)
     if type(value) ~= "number" then return title end
-    return ("%s: %d mg/dL (%.1f mmol/L)"):format(title, value, nightscout.to_mmol(value))
+    local text = nightscout.format_bg(value, { units = units, direction = direction_at(time) })
+    if threshold and value >= threshold then return title .. ", recovering: " .. text end
+    return title .. ": " .. text
   end
 end
 
 alert.define {
   id = "urgent-low", title = "Urgent low", severity = "urgent", series = readings,
-  when = alert.below(s.urgent_low), clear = alert.above(s.low), stale = stale, stale_notify = false,
+  when = alert.below(s.urgent_low), clear = alert.above(s.urgent_low + s.recovered), stale = stale, stale_notify = false,
   notify = { s.channel }, escalate = { { after = s.escalate_after, notify = { s.escalate_to } } },
-  repeat_every = s.repeat_every, resolved = true, message = message("Urgent low"),
+  repeat_every = s.repeat_every, resolved = true, message = message("Urgent low", s.urgent_low),
 }
 
 alert.define {
   id = "low", title = "Low", severity = "warning", series = readings,
-  when = alert.sustained(alert.below(s.low), s.low_minutes * 60), clear = alert.above(s.low + 10),
-  stale = stale, stale_notify = false, notify = { s.channel }, repeat_every = "30m", message = message("Low"),
+  when = alert.sustained(alert.below(s.low), s.low_minutes * 60), clear = alert.above(s.low + s.recovered),
+  stale = stale, stale_notify = false, notify = { s.channel }, repeat_every = "30m", resolved = true,
+  message = message("Low", s.low),
 }
 
 alert.define {
@@ -93,7 +113,7 @@ alert.define {
   id = "high", title = "High", severity = "warning", series = readings,
   when = alert.sustained(alert.above(s.high), s.high_minutes * 60), clear = alert.below(s.high - 50),
   stale = stale, stale_notify = false, notify = { s.channel }, repeat_every = "1h", quiet_hours = quiet,
-  message = message("High"),
+  resolved = true, message = message("High"),
 }
 
 -- "No data" as an alert of its own: its condition never fires, so only staleness notifies

@@ -11,7 +11,10 @@ it next to depth and wind. Signal K has no medical paths; these are Lookout's ow
                                    a Signal K notification {state, method, message}:
                                    "alarm" below urgent_low, "warn" below low or when no reading
                                    is fresh (stale data is never shown as fine), "normal" otherwise;
-                                   sent when the state changes, and again every `every` while not normal
+                                   sent when the state changes, and again every `every` while not normal;
+                                   its message shows BG as people read it, in the site's unit (`units`
+                                   of [nightscout.home], default the site's own) with the other in
+                                   parentheses and the trend arrow: "Low BG: 3.6 mmol/L (65 mg/dL) ↘"
 
 Needs two profiles in ~/.config/lookout/config.toml:
   [nightscout.home]  url = "https://…", token_env = "NS_TOKEN"      (read access)
@@ -37,6 +40,8 @@ assert(s.who:match("^[%w_]+$"), "settings.who: letters, digits and _ only (it be
 
 local home = assert(nightscout.client(s.site))
 local boat = assert(signalk.connect(s.boat))  -- open for as long as the script runs
+local units, uerr = home:units()
+if not units then log.warn("cannot read the site's glucose unit (showing mg/dL):", uerr.message) units = "mg/dL" end
 local base = "crew." .. s.who .. ".bloodGlucose"
 local last_state
 
@@ -46,7 +51,7 @@ local function judge(bg)
   if bg.age > s.stale_minutes * 60 then
     return "warn", ("No fresh BG: the newest is %d min old"):format(bg.age // 60)
   end
-  local text = ("%.1f mmol/L %s"):format(bg.mmol, bg.direction or "")
+  local text = nightscout.format_bg(bg.sgv, { units = units, direction = bg.direction })
   if bg.sgv < s.urgent_low then return "alarm", "Urgent low BG: " .. text end
   if bg.sgv < s.low then return "warn", "Low BG: " .. text end
   return "normal", "BG " .. text

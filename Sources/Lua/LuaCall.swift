@@ -290,7 +290,7 @@ public struct LuaCall {
         deliver: @escaping (LuaStack, T) -> Int32
     ) throws(LuaRaise) -> LuaReturn {
         try engine.beginWait(
-            in: self, what: what, hostWork: !event,
+            in: self, what: what, hostWork: !event, event: event,
             deliver: { engine, stack, result in
                 switch result {
                 case .success(let value): return deliver(stack, value as! T)

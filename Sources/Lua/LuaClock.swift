@@ -7,18 +7,27 @@ public struct LuaClock: Sendable {
     private let read: @Sendable () -> Date
     /// The virtual time behind the clock, or `nil` for a clock that moves by itself.
     public let virtual: LuaVirtualTime?
+    /// Whether this is the computer's clock (else `os.time()` and `os.date()` follow it too).
+    public let isSystem: Bool
 
-    /// A clock that reads `now`.
+    /// A clock that reads `now` (e.g. the demo's story time, faster than real time).
     public init(now: @escaping @Sendable () -> Date) {
         read = now
         virtual = nil
+        isSystem = false
     }
 
     /// The current time.
     public func now() -> Date { read() }
 
     /// The computer's clock.
-    public static let system = LuaClock { Date() }
+    public static let system = LuaClock(system: ())
+
+    private init(system: Void) {
+        read = { Date() }
+        virtual = nil
+        isSystem = true
+    }
 
     /// A virtual clock: time stands still while Lua code runs or host work (`call.wait`) is under
     /// way, and jumps to the next timer deadline when nothing else can happen. Timers, `sleep`
@@ -29,6 +38,7 @@ public struct LuaClock: Sendable {
     private init(_ time: LuaVirtualTime) {
         read = { time.now() }
         virtual = time
+        isSystem = false
     }
 }
 

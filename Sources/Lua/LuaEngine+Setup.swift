@@ -88,8 +88,9 @@ extension LuaEngine {
                 throw LuaRaise(LuaEngine.exitMessage)
             },
         ])
-        if options.clock.virtual != nil {
-            // os.time() and os.date() read the virtual clock (whole seconds, as os.time does).
+        if !options.clock.isSystem {
+            // os.time() and os.date() read the script's clock when it is not the computer's (virtual
+            // time under a test runner, the demo's story time), in whole seconds as os.time does.
             let clock = options.clock
             pushFunction("virtual_now") { call in
                 call.stack.push(Int64(clock.now().timeIntervalSince1970.rounded(.down)))

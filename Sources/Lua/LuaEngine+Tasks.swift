@@ -213,7 +213,7 @@ extension LuaEngine {
     /// Parks the running task on a wait. `start` runs once the task has yielded all the way to the
     /// scheduler and returns how to cancel the work; `deliver` pushes the results.
     func beginWait(
-        in call: LuaCall, what: String, hostWork: Bool = false,
+        in call: LuaCall, what: String, hostWork: Bool = false, event: Bool = false,
         deliver: @escaping (LuaEngine, LuaStack, Result<any Sendable, any Error>) -> Int32,
         start: @escaping (LuaEngine, UInt64) -> (() -> Void)
     ) throws(LuaRaise) -> LuaReturn {
@@ -228,6 +228,7 @@ extension LuaEngine {
         let wait = PendingWait(id: nextWaitID, what: what, task: task, start: start, deliver: deliver)
         nextWaitID += 1
         wait.hostWork = hostWork
+        wait.event = event
         waits[wait.id] = wait
         task.wait = wait
         return .await
@@ -326,6 +327,13 @@ extension LuaEngine {
 
     /// Whether nothing is left to run: no task and no timer.
     public var isIdle: Bool { tasks.isEmpty && timerObjects.isEmpty && hostTimers.isEmpty }
+
+    /// Whether nothing is in progress but waits for outside events: no timers, and every task is
+    /// parked on an event wait (a Signal K handler waiting for its next message). A drain has
+    /// nothing to wait for then: such tasks can be cancelled at once.
+    public var onlyAwaitsEvents: Bool {
+        timerObjects.isEmpty && hostTimers.isEmpty && tasks.values.allSatisfy { $0.wait?.event == true }
+    }
 
     func checkIdle() {
         guard isIdle, !idleWaiters.isEmpty else { return }

@@ -128,15 +128,21 @@ extension LuaEngine {
     func compileREPL(_ text: [UInt8], chunkName: String, tryExpression: Bool) -> REPLCompilation {
         withMemoryOverdraft {
             let s = LuaStack(L)
+            var unfinishedExpression = false
             if tryExpression {
                 if load(Array("return ".utf8) + text + [UInt8(ascii: ";")], chunkName: chunkName) == LUA_OK { return .ready }
+                s.pop()
+                // `1 +`: an expression that goes on on the next line (the `;` above hides its <eof>).
+                if load(Array("return ".utf8) + text, chunkName: chunkName) == LUA_ERRSYNTAX {
+                    unfinishedExpression = s.string(at: -1)?.hasSuffix("<eof>") ?? false
+                }
                 s.pop()
             }
             let status = load(text, chunkName: chunkName)
             if status == LUA_OK { return .ready }
             let message = s.string(at: -1) ?? "syntax error"
             s.pop()
-            if status == LUA_ERRSYNTAX, message.hasSuffix("<eof>") { return .incomplete }
+            if status == LUA_ERRSYNTAX, message.hasSuffix("<eof>") || unfinishedExpression { return .incomplete }
             return .syntaxError(message)
         }
     }
@@ -221,7 +227,20 @@ extension LuaEngine {
                 s.setField(name, in: -2)
             }
             s.push(.array(moduleNames.sorted().map(LuaValue.text)))
-            guard shim_pcall_traceback(L, 3, 2) == LUA_OK else {
+            // typemethods(): each registered object type's methods table, by type name, for
+            // help(home.entries) and help(home) (types are registered as modules are required).
+            pushFunction("typemethods") { call in
+                let names = call.engine.objectTypes.sorted()
+                call.stack.pushTable(fields: names.count)
+                for name in names {
+                    guard call.stack.rawField(name, of: SHIM_REGISTRYINDEX) == .table else { call.stack.pop(); continue }
+                    _ = call.stack.rawField("__index", of: -1)
+                    call.stack.remove(at: -2)
+                    call.stack.setField(name, in: -2)
+                }
+                return .values(1)
+            }
+            guard shim_pcall_traceback(L, 4, 2) == LUA_OK else {
                 defer { s.pop() }
                 throw LuaRaise("repl support: \(s.string(at: -1) ?? "?")")
             }

@@ -70,6 +70,9 @@ final class PendingWait {
     var hostWork = false
     /// Whether the wait holds the executor's virtual clock.
     var holdsClock = false
+    /// A wait for something from outside that may never come (a stream's next message): a task
+    /// parked on it has nothing in progress (see `LuaEngine.onlyAwaitsEvents`).
+    var event = false
 
     init(
         id: UInt64, what: String, task: LuaTask,

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// A trend arrow (`direction`). Known names are constants; any other text is kept as-is.
 public struct TrendDirection: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
@@ -32,34 +33,13 @@ public struct TrendDirection: RawRepresentable, Sendable, Hashable, Codable, Cus
     /// > 3.5 DoubleUp, > 2 SingleUp, > 1 FortyFiveUp, > −1 Flat, > −2 FortyFiveDown,
     /// > −3.5 SingleDown, otherwise DoubleDown. A non-finite slope is `NOT COMPUTABLE`.
     public init(slopeMgdlPerMinute slope: Double) {
-        guard slope.isFinite else { self = .notComputable; return }
-        if slope > 3.5 { self = .doubleUp }
-        else if slope > 2.0 { self = .singleUp }
-        else if slope > 1.0 { self = .fortyFiveUp }
-        else if slope > -1.0 { self = .flat }
-        else if slope > -2.0 { self = .fortyFiveDown }
-        else if slope > -3.5 { self = .singleDown }
-        else { self = .doubleDown }
+        self.init(rawValue: GlucoseTrend.name(slopeMgdlPerMinute: slope))  // the house's one rule (LookoutWire)
     }
 
     /// The Dexcom/Nightscout trend number (`trend`): NONE 0, DoubleUp 1 … DoubleDown 7,
     /// NOT COMPUTABLE 8, RATE OUT OF RANGE 9 (NightscoutKit's `NotComputable`/`RateOutOfRange`
     /// spellings included); `nil` for unknown text.
-    public var trendNumber: Int? {
-        switch rawValue {
-        case "NONE": return 0
-        case "DoubleUp": return 1
-        case "SingleUp": return 2
-        case "FortyFiveUp": return 3
-        case "Flat": return 4
-        case "FortyFiveDown": return 5
-        case "SingleDown": return 6
-        case "DoubleDown": return 7
-        case "NOT COMPUTABLE", "NotComputable": return 8
-        case "RATE OUT OF RANGE", "RateOutOfRange": return 9
-        default: return nil
-        }
-    }
+    public var trendNumber: Int? { GlucoseTrend.number(rawValue) }
 
     /// The direction for a trend number (0–9), or `nil`.
     public init?(trendNumber: Int) {

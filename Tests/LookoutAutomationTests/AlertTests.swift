@@ -330,7 +330,7 @@ final class AlertTests: XCTestCase {
         XCTAssertEqual(h.notifications, ["phone firing warning gappy"])
         let warnings = h.warnings.withLock { $0 }
         XCTAssertTrue(warnings.contains { $0.contains("alert broken: series failed") && $0.contains("site down") }, "\(warnings)")
-        XCTAssertTrue(warnings.contains { $0.contains("alert future: ignored a point dated 1h in the future") }, "\(warnings)")
+        XCTAssertTrue(warnings.contains { $0.contains("alert future: ignored a point dated 1 h in the future") }, "\(warnings)")
         let text = try await h.run("""
             local a = alert.define { id = "text", series = function() return "52", clock.now() end, when = alert.below(55) }
             print(a:check(), a:check())

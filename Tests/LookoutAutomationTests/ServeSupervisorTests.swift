@@ -114,6 +114,28 @@ final class ServeSupervisorTests: XCTestCase {
         XCTAssertEqual(health.script("healthy.lua")?.state, .stopped)
     }
 
+    /// A syntax error is not restarted with backoff (the same file fails the same way): the
+    /// script waits for its file to change, then runs the new version.
+    func testASyntaxErrorWaitsForTheFileToChange() async throws {
+        try write("bad.lua", "local x = = 1\n")
+        let log = Transcript()
+        let health = HealthRegistry()
+        let serve = supervisor(log, health: health)
+        await serve.start()
+        try await waitFor("the syntax error to be reported", log: log) {
+            log.lines.contains { $0.hasPrefix("bad.lua: cannot run (") && $0.hasSuffix("; waiting for the file to change") }
+        }
+        let entry = try XCTUnwrap(health.script("bad.lua"))
+        XCTAssertEqual(entry.state, .crashed)
+        XCTAssertNil(entry.nextRestart, "no restart is planned")
+        XCTAssertTrue(entry.lastError?.contains("bad.lua:1:") ?? false, entry.lastError ?? "nil")
+        XCTAssertFalse(log.lines.contains { $0.contains("restarting in") }, log.lines.joined(separator: "\n"))
+        try write("bad.lua", "print('fixed')\n")
+        try await waitFor("the fixed version to run", log: log) { log.lines.contains("[bad.lua] fixed") }
+        XCTAssertEqual(health.script("bad.lua")?.restarts, 0)
+        await serve.stop()
+    }
+
     func testAChangedScriptIsReloadedAndANewOneStarts() async throws {
         try write("a.lua", """
             local schedule = require "schedule"

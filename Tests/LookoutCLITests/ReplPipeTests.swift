@@ -91,6 +91,47 @@ final class ReplPipeTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(result.stdout.contains("unknown command .nosuch"), result.description)
     }
 
+    /// `1 +` goes on on the next line (an unfinished expression), as `x = 1 +` does.
+    func testAnUnfinishedExpressionContinuesOnTheNextLine() throws {
+        let result = try repl("1 +\n2\n")
+        assertExit(result, 0)
+        XCTAssertEqual(result.stdout, "3\n")
+        XCTAssertEqual(result.stderr, "")
+    }
+
+    /// help() suggests only what the REPL can reach; a client's method and the client itself have help.
+    func testHelpOfClientsAndTheirMethods() throws {
+        let result = try repl("""
+            help()
+            home = require("nightscout").connect { url = "http://127.0.0.1:9" }
+            help(home.entries)
+            help(home)
+            help(home.upload_bg)
+
+            """)
+        assertExit(result, 0)
+        let out = result.stdout
+        XCTAssertFalse(out.contains("help(alert)"), out)  // `alert` is not a global of the REPL
+        XCTAssertTrue(out.contains("\nnightscout.Client:entries(opts?) -> "), out)
+        XCTAssertFalse(out.contains("no help for function"), out)
+        XCTAssertTrue(out.contains("nightscout.Client\n\nMethods:\n  nightscout.Client:entries"), out)
+        // code examples keep their lines (this one follows a "Context:" line)
+        XCTAssertTrue(out.contains("\n```lua\nassert(home:upload_bg { sgv = 112, date = 1714557600000, slope = -0.4, device = \"lookout-demo\" })\n```\n"), out)
+    }
+
+    /// Entries show their glucose with its unit (the configured one first) and the trend arrow.
+    func testEntriesShowGlucoseWithUnitsAndArrows() throws {
+        try "[nightscout.home]\nurl = \"http://127.0.0.1:9\"\nunits = \"mmol\"\n"
+            .write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let result = try repl("""
+            ns = require "nightscout"
+            { sgv = 120, direction = "FortyFiveDown", type = "sgv" }
+
+            """)
+        assertExit(result, 0)
+        XCTAssertTrue(result.stdout.contains("sgv = 120 --[[ 6.7 mmol/L (120 mg/dL) ↘ ]]"), result.description)
+    }
+
     func testLoadOption() throws {
         try writeFile("setup.lua", "answer = 42\n")
         let result = try lookout(["repl", "--load", "setup.lua"], stdin: "answer\n")

@@ -59,6 +59,15 @@ final class ServeCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(status.stdout.contains("· tick"), status.stdout)
         XCTAssertTrue(status.stdout.contains("every 1s"), status.stdout)
         XCTAssertTrue(status.stdout.contains("broken on purpose"), status.stdout)
+        // Job and component rows are aligned with the script rows: each column starts where its heading does.
+        let table = status.stdout.split(separator: "\n").map(String.init)
+        func column(_ text: String, in line: String?) -> Int? {
+            guard let line, let range = line.range(of: text) else { return nil }
+            return line.distance(from: line.startIndex, to: range.lowerBound)
+        }
+        let stateColumn = try XCTUnwrap(column("STATE", in: table.first { $0.hasPrefix("NAME") }), status.stdout)
+        XCTAssertEqual(column("running", in: table.first { $0.hasPrefix("tick.lua") }), stateColumn, status.stdout)
+        XCTAssertEqual(column("every 1s", in: table.first { $0.contains("· tick") }), stateColumn, status.stdout)
         let json = try lookout(["status", "--json"])
         let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let entries = try XCTUnwrap(document["entries"] as? [[String: Any]])

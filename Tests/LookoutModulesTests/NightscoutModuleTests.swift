@@ -381,7 +381,7 @@ final class NightscoutModuleTests: XCTestCase {
             "bad argument #1 to 'nightscout.client:upload_treatment' (eventType: required, e.g. \"Correction Bolus\" or \"Carb Correction\")",
             "bad argument #1 to 'nightscout.client:upload_treatment' (insulin: expected a non-negative number)",
             "bad argument #1 to 'nightscout.connect' (opts.url: expected http(s)://host[:port][/path])",
-            "bad argument #1 to 'nightscout.connect' (unknown option 'colour' (known: api, fallback, jwt, secret, timeout, token, url))",
+            "bad argument #1 to 'nightscout.connect' (unknown option 'colour' (known: api, fallback, jwt, secret, timeout, token, units, url))",
             "bad argument #1 to 'nightscout.connect' (opts.token: expected the credential as a non-empty string without control characters)",
             "bad argument #1 to 'nightscout.connect' (\(credentialReferenceRefusal("token_env", literal: "token")))",
             "bad argument #1 to 'nightscout.connect' (\(credentialReferenceRefusal("secret_env", literal: "secret")))",

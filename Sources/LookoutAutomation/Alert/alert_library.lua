@@ -28,12 +28,13 @@ local function duration(v, what, level)
   error(what .. ': expected a duration such as "5m" or "90s", got ' .. (type(v) == "string" and ('"' .. v .. '"') or type(v)), (level or 2) + 1)
 end
 
+-- A duration as people read it in a notification: "40 s", "15 min", "1 h 10 min", "2 h".
 local function short(ms)
   ms = math.max(0, ms)
-  if ms < MINUTE then return string.format("%ds", ms // 1000) end
-  if ms < 60 * MINUTE then return string.format("%dm", ms // MINUTE) end
+  if ms < MINUTE then return string.format("%d s", ms // 1000) end
+  if ms < 60 * MINUTE then return string.format("%d min", ms // MINUTE) end
   local h, m = ms // (60 * MINUTE), (ms % (60 * MINUTE)) // MINUTE
-  return m == 0 and string.format("%dh", h) or string.format("%dh%dm", h, m)
+  return m == 0 and string.format("%d h", h) or string.format("%d h %d min", h, m)
 end
 
 -- MARK: conditions. A condition is {kind=, eval=function(ctx, i) -> true|false|nil}, where nil

@@ -8,8 +8,9 @@ import Lua
 /// crashes, and stops it (draining running tasks) on reload or shutdown.
 ///
 /// A crash is an error in the main chunk (the script is stopped at once, even if it had started
-/// timers), a syntax error, or a run that ended with errors. A run that ends cleanly with nothing
-/// left to do is `finished` and not restarted until its file changes.
+/// timers) or a run that ended with errors. A file that cannot start (a syntax error, unreadable)
+/// and a run that ends cleanly with nothing left to do (`finished`) are not restarted until the
+/// file changes.
 actor ServedScript {
     /// The path of the file.
     let file: String
@@ -48,6 +49,9 @@ actor ServedScript {
         case crashed(String)
         /// Stuck past its limits (see ``AbandonedStates``): stays stopped until the file changes.
         case quarantined(String)
+        /// The file cannot run as it is (a syntax error, or it cannot be read): restarting it
+        /// cannot help, so it waits until the file changes.
+        case broken(String)
     }
 
     private func supervise() async {
@@ -65,6 +69,14 @@ actor ServedScript {
                 return
             case .quarantined(let reason):
                 log("\(name): quarantined until its file changes: \(reason)")
+                return
+            case .broken(let reason):
+                health.updateScript(name) { entry in
+                    entry.state = .crashed
+                    entry.nextRestart = nil
+                    entry.detail = "waiting for the file to change"
+                }
+                log("\(name): cannot run (\(reason)); waiting for the file to change")
                 return
             case .crashed(let reason):
                 let ranFor = ContinuousClock.now - started
@@ -139,9 +151,9 @@ actor ServedScript {
         }
         if stopping { return .stopped }
         if let message = outcome.message {
+            // Never started: a syntax error or an unreadable file, which the same file repeats.
             health.updateScript(name) { $0.lastError = message; $0.lastErrorAt = Date(); $0.errors += 1 }
-            log("\(name): \(message)")
-            return .crashed(message)
+            return .broken(message)
         }
         if let reason = watch.reason { return .crashed(reason) }
         if outcome.exitCode != 0 {
@@ -161,13 +173,24 @@ actor ServedScript {
         if let (runtime, generation, stall) = current {
             _ = await stall.run { await runtime.withLiveEngine(generation: generation) { $0.stopTimers() } }
             let deadline = ContinuousClock.now + .milliseconds(Int(settings.drainDeadline * 1000))
-            var idle = false
+            var idle = false, waitingForEvents = false
             while !idle, ContinuousClock.now < deadline {
                 guard current?.runtime === runtime else { idle = true; break }
-                idle = await stall.run { await runtime.withLiveEngine(generation: generation) { $0.isIdle } ?? true } ?? true
+                let (done, events) = await stall.run {
+                    await runtime.withLiveEngine(generation: generation) { ($0.isIdle, $0.onlyAwaitsEvents) } ?? (true, false)
+                } ?? (true, false)
+                idle = done || events
+                waitingForEvents = !done && events
                 if !idle { try? await Task.sleep(for: .milliseconds(20)) }
             }
-            if !idle { runtime.interrupt() }
+            if waitingForEvents {
+                // Only handlers waiting for their next message (boat:on): nothing to drain.
+                log("\(name): stopped at once (its tasks were only waiting for events)")
+                await runtime.cancelAll()
+            } else if !idle {
+                log("\(name): still busy after the \(Quantities.formatDuration(settings.drainDeadline)) drain; interrupting")
+                runtime.interrupt()
+            }
         }
         if let process, process.isRunning {
             let pid = process.processIdentifier

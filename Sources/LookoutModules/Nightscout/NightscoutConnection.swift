@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import LookoutConfig
 import Lua
 import NightscoutKit
@@ -24,6 +25,8 @@ public struct NightscoutConnection: Sendable {
     /// Which credential a profile uses and where it comes from, for messages that tell what to
     /// fix: `the secret in NS_SECRET`, `the token in file /etc/ns-token` (never the value).
     public var credentialSource: String?
+    /// The unit people read glucose in (`units = "mmol"` or `"mg/dL"`); nil: the site's own.
+    var units: GlucoseText.Unit?
 
     /// The credential names, in order of preference.
     static let credentialNames = ["token", "jwt", "secret"]
@@ -72,17 +75,22 @@ public struct NightscoutConnection: Sendable {
             } catch {
                 throw profile.error(key: "url", "\(error)".replacingOccurrences(of: "Nightscout: invalid request: ", with: ""))
             }
+            var units: GlucoseText.Unit?
+            if let text = try profile.string("units") {
+                guard let unit = GlucoseText.Unit(text: text) else { throw profile.error(key: "units", "expected \"mg/dL\" or \"mmol\"") }
+                units = unit
+            }
             return NightscoutConnection(configuration: configuration, timeout: try profile.duration("timeout") ?? defaultTimeout,
                                         label: name, identity: "profile:" + name,
                                         remote: try NightscoutRemoteSettings.read(profile, config: config, environment: environment),
-                                        credentialSource: credentialSource)
+                                        credentialSource: credentialSource, units: units)
         } catch let error as ConfigError {
             throw LuaErrorInfo(code: "config", message: error.description, service: "nightscout")
         }
     }
 
     /// The options `nightscout.connect` accepts.
-    static let optionNames: Set<String> = Set(["url", "api", "fallback", "timeout"] + credentialNames)
+    static let optionNames: Set<String> = Set(["url", "api", "fallback", "timeout", "units"] + credentialNames)
 
     /// From `nightscout.connect{…}` (argument `n`). Credentials are literal strings only.
     static func options(_ call: LuaCall, _ n: Int) throws -> NightscoutConnection {
@@ -119,6 +127,7 @@ public struct NightscoutConnection: Sendable {
             throw call.argumentError(n, "opts.url: expected http(s)://host[:port][/path]")
         }
         return NightscoutConnection(configuration: configuration, timeout: timeout, label: configuration.siteURL.host ?? url,
-                                    identity: identity)
+                                    identity: identity,
+                                    units: try NightscoutGlucoseText.unit(opts["units"], call: call, argument: n, what: "opts.units"))
     }
 }

@@ -53,12 +53,14 @@ public struct NightscoutModule: LuaModule {
         methods.merge(NightscoutSite.remoteMethods) { first, _ in first }
         methods.merge(NightscoutSite.remote2Methods) { first, _ in first }
         methods.merge(NightscoutSite.syncMethods) { first, _ in first }
+        let defaultUnit = NightscoutGlucoseText.DefaultUnit(config: config)
+        methods.merge(NightscoutGlucoseText.methods(defaultUnit)) { first, _ in first }
         engine.register(type: NightscoutSite.type, methods: methods)
         NightscoutProfileMethods.register(engine: engine, stack: stack)
         try NightscoutRemoteCommandHandle.register(engine: engine, stack: stack)
         let config = self.config, environment = self.environment, confirmation = self.confirmation
         let outboxes = NightscoutOutboxes.Opener(openStore: openStore, policy: retryPolicy)
-        engine.pushLibrary([
+        let library: [String: LuaBinding] = [
             "client": { call in
                 let name = try call.string(1)
                 return try Self.open(call, outboxes: outboxes, confirmation: confirmation) {
@@ -74,7 +76,8 @@ public struct NightscoutModule: LuaModule {
             },
             "to_mmol": { call in call.returning(.double(GlucoseUnit.mmol(fromMgdl: try call.number(1)))) },
             "to_mgdl": { call in call.returning(.double(GlucoseUnit.mgdl(fromMmol: try call.number(1)))) },
-        ], prefix: "nightscout.", on: stack)
+        ]
+        engine.pushLibrary(library.merging(NightscoutGlucoseText.library(defaultUnit)) { first, _ in first }, prefix: "nightscout.", on: stack)
     }
 
     /// Pushes a client object, or `nil, err` for a configuration problem (bad arguments raise).
@@ -88,7 +91,7 @@ public struct NightscoutModule: LuaModule {
             Task.detached { _ = try? outboxes.outbox(for: client, queue: queue) }
             let remote = NightscoutRemote(settings: c.remote, queue: queue, site: RemoteCommandSite.key(for: c.configuration.siteURL),
                                           openStore: outboxes.openStore, confirmationBox: confirmation)
-            call.push(object: NightscoutSite(client: client, label: c.label, queue: queue, outboxes: outboxes, remote: remote),
+            call.push(object: NightscoutSite(client: client, label: c.label, queue: queue, outboxes: outboxes, remote: remote, units: c.units),
                       type: NightscoutSite.type)
             return .values(1)
         } catch let raise as LuaRaise {

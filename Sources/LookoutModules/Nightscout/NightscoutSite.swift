@@ -23,8 +23,11 @@ final class NightscoutSite: LuaObject {
     let outboxes: NightscoutOutboxes.Opener
     /// Loop remote commands: limits, OTP, guard.
     let remote: NightscoutRemote
+    /// The unit people read: the profile's `units`, or the site's once `units()` asked (Lua thread only).
+    var units: GlucoseText.Unit?
 
-    init(client: NightscoutClient, label: String, queue: String, outboxes: NightscoutOutboxes.Opener, remote: NightscoutRemote) {
+    init(client: NightscoutClient, label: String, queue: String, outboxes: NightscoutOutboxes.Opener, remote: NightscoutRemote, units: GlucoseText.Unit? = nil) {
+        self.units = units
         self.client = client
         self.label = label
         self.queue = queue

@@ -24,7 +24,8 @@ local nightscout = {}
 --- Context: anywhere.
 --- Notes: the profile has `url`, one credential (`token_env`/`token_file` for an access token,
 --- `jwt_env`/`jwt_file`, or `secret_env`/`secret_file` for the API secret), and optionally
---- `api = "v1"` (prefer v1), `fallback = false` (never fall back to v1) and `timeout = "30s"`.
+--- `api = "v1"` (prefer v1), `fallback = false` (never fall back to v1), `timeout = "30s"` and
+--- `units = "mmol"` or `"mg/dL"` (how people read glucose here; default: the site's own setting).
 --- Returns `nil, err` (`err.code == "config"`) when the profile is missing or a secret cannot
 --- be read. Clients of one profile share one connection pool and token per process.
 --- ```lua
@@ -43,6 +44,7 @@ function nightscout.client(name) end
 ---@field api? "v3"|"v1" the API to prefer (default "v3")
 ---@field fallback? boolean use v1 when v3 is not possible (default true)
 ---@field timeout? number|string per request: seconds or "30s" (default 30 s; 0s to 1d)
+---@field units? "mg/dL"|"mmol" how people read glucose here (default: the site's own setting)
 
 --- A client for a site given by options: an ad-hoc client, for open sites or a credential the
 --- script already holds. For real use, put the site and its credential in a profile and use
@@ -80,6 +82,35 @@ function nightscout.to_mmol(mgdl) end
 ---@param mmol number
 ---@return number mgdl
 function nightscout.to_mgdl(mmol) end
+
+--- The arrow people read for a direction name: "DoubleUp" ↑↑, "SingleUp" ↑, "FortyFiveUp" ↗,
+--- "Flat" →, "FortyFiveDown" ↘, "SingleDown" ↓, "DoubleDown" ↓↓; "?" for "NOT COMPUTABLE" and
+--- "RATE OUT OF RANGE"; "" for nil, "NONE" or unknown text. Arrows are for people; data
+--- (Signal K paths, uploads) keeps the names.
+--- Context: anywhere.
+---@param direction string|nil
+---@return string arrow
+function nightscout.arrow(direction) end
+
+---@class nightscout.format_options
+---@field units? "mg/dL"|"mmol" the unit to show first (default: the `units` the config's Nightscout profiles agree on, else what a `client:units()` learned from its site, else "mg/dL")
+---@field other? boolean the other unit in parentheses (default true; false where space is short)
+---@field direction? string a direction name: its arrow follows the value
+
+--- Glucose as people read it: the value with its unit, the other unit in parentheses and the
+--- trend arrow. mg/dL are whole numbers, mmol/L have one decimal. `value` is mg/dL (as Nightscout
+--- stores it), or an entry (`sgv` and `direction` are used). The one formatter of Lookout: the
+--- ready scripts, the demo and the REPL show glucose with it.
+--- Context: anywhere.
+--- ```lua
+--- nightscout.format_bg(62, { direction = "FortyFiveUp" })   --> "62 mg/dL (3.4 mmol/L) ↗"
+--- nightscout.format_bg(62, { units = "mmol" })              --> "3.4 mmol/L (62 mg/dL)"
+--- nightscout.format_bg(home:latest().entry, { units = home:units(), other = false })
+--- ```
+---@param value number|table mg/dL, or an entry
+---@param opts? nightscout.format_options
+---@return string text
+function nightscout.format_bg(value, opts) end
 
 ---@class nightscout.Client
 local Client = {}
@@ -262,6 +293,14 @@ function Client:last_modified() end
 ---@return table|nil status
 ---@return table|nil err
 function Client:status() end
+
+--- The unit people of this site read glucose in, "mg/dL" or "mmol": the profile's `units`
+--- setting, else the site's own (its status settings, asked once), else "mg/dL". Values stay
+--- mg/dL in documents; this is for showing them (`nightscout.format_bg(v, {units = …})`).
+--- Context: task only when the site must be asked.
+---@return "mg/dL"|"mmol"|nil units
+---@return table|nil err
+function Client:units() end
 
 --- The API this client uses, "v3" or "v1" (asks the server once whether it has v3).
 --- Context: task only (waits).

@@ -41,18 +41,11 @@ public struct CGMGenerator: Sendable {
         self.device = device
     }
 
-    /// Direction name and trend number for a slope in mg/dL per minute (`nil` → not computable).
+    /// Direction name and trend number for a slope in mg/dL per minute (`nil` → not computable):
+    /// the house's one rule, `GlucoseTrend` (what `nightscout.direction()` says).
     public static func direction(slopePerMinute s: Double?) -> (String, Int) {
-        guard let s, s.isFinite else { return ("NOT COMPUTABLE", 8) }
-        switch s {
-        case ..<(-3): return ("DoubleDown", 7)
-        case ..<(-2): return ("SingleDown", 6)
-        case ..<(-1): return ("FortyFiveDown", 5)
-        case ..<1: return ("Flat", 4)
-        case ..<2: return ("FortyFiveUp", 3)
-        case ..<3: return ("SingleUp", 2)
-        default: return ("DoubleUp", 1)
-        }
+        let name = GlucoseTrend.name(slopeMgdlPerMinute: s ?? .nan)
+        return (name, GlucoseTrend.number(name) ?? 8)
     }
 
     struct Meal { var at: Int64; var carbs: Double; var bolus: Double; var bolusAt: Int64 }

@@ -119,6 +119,17 @@ local function string_keys(t)
   return sorted(list)
 end
 
+--- The documented class of a host object type ("lookout.nightscout.client" →
+-- "nightscout.Client": the type name without "lookout.", compared without case), or nil.
+function Registry:class_for_type(tname)
+  if type(tname) ~= "string" then return nil end
+  local want = string.lower(match(tname, "^lookout%.(.+)$") or tname)
+  for name, e in pairs(self.entries) do
+    if e.kind == "class" and string.lower(name) == want then return name end
+  end
+  return nil
+end
+
 -- Names under which a value is reachable from opts.roots (one level deep), the
 -- methods tables in opts.classes, or its metatable (`__name`, `__index`).
 function Registry:names_of(x, opts)
@@ -152,13 +163,15 @@ function Registry:names_of(x, opts)
   if opts.getmetatable and (tx == "table" or tx == "userdata") then
     local mt = opts.getmetatable(x)
     if type(mt) == "table" then
+      -- the documented class first: `home` is a nightscout.Client, not nightscout.client()
       local name, index = rawget(mt, "__name"), rawget(mt, "__index")
-      if type(name) == "string" then found[#found + 1] = name end
+      found[#found + 1] = self:class_for_type(name)
       for _, class in ipairs(string_keys(classes)) do
         if index ~= nil and rawequal(rawget(classes, class), index) then
           found[#found + 1] = class
         end
       end
+      if type(name) == "string" then found[#found + 1] = name end
     end
   end
   return found
@@ -175,7 +188,7 @@ local function value_label(x, opts)
   return fmt("%s: %p", tx, x)
 end
 
-function Registry:overview(width)
+function Registry:overview(width, reachable)
   local out = { "Lookout help" }
   local names = {}
   for name in pairs(self.modules) do names[#names + 1] = name end
@@ -186,13 +199,25 @@ function Registry:overview(width)
     for i, name in ipairs(names) do rows[i] = { name, self.modules[name].summary } end
     aligned(rows, width, "  ", 28, out)
   end
-  -- examples taken from the documented names
-  local module = self.modules[names[1]]
+  -- examples taken from the documented names: help(x) only for a module the caller can
+  -- reach by its name (opts.reachable), else by name in quotes
+  local module, by_value = nil, false
+  for _, name in ipairs(names) do
+    local m = self.modules[name]
+    if m.functions[1] and (reachable == nil or reachable(name)) then module, by_value = m, true break end
+  end
+  if not module then
+    for _, name in ipairs(names) do
+      if self.modules[name].functions[1] then module = self.modules[name] break end
+    end
+  end
   local func = module and module.functions[1]
   local text = "help(x) shows the documentation of a module, function, class or value"
-  if func then
+  if func and by_value then
     text = text .. fmt(", e.g. help(%s) or help(%s); names work too: help %q.",
                        module.name, func.name, func.name)
+  elseif func then
+    text = text .. fmt(', e.g. help %q or help %q.', module.name, func.name)
   else
     text = text .. "."
   end
@@ -230,7 +255,7 @@ end
 function Registry:help(x, opts)
   opts = opts or {}
   local width = opts.width or WIDTH
-  if x == nil then return self:overview(width) end
+  if x == nil then return self:overview(width, opts.reachable) end
   if type(x) == "string" then
     local e = self:entry(x)
     if e then return render(e, width) end

@@ -91,9 +91,12 @@ local function sections(plain)
     elseif n then
       cur = notes
       if n ~= "" then cur[#cur + 1] = n end
-    elseif trim(l) == "" and cur == context then
+    elseif cur == context and (trim(l) == "" or find(l, "^%s*```") or find(l, "^    ")) then
+      -- a blank line or a code example ends the context line (the context is one paragraph,
+      -- wrapped; an example after it keeps its lines, in the description)
       cur = desc
       desc[#desc + 1] = ""
+      if trim(l) ~= "" then desc[#desc + 1] = l end
     else
       cur[#cur + 1] = l
     end

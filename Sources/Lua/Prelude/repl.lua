@@ -17,7 +17,8 @@ local getmetatable, pcall, select, string, table, math, utf8 = getmetatable, pca
 local M = {}
 
 -- Host-wide defaults, consulted when a call's opts does not set a field:
--- width, indent, depth, items, string_max, null, tostring, getmetatable, modules.
+-- width, indent, depth, items, string_max, null, tostring, getmetatable, modules, annotate
+-- (a host function(table, key, value) -> text shown as a comment after that value, or nil).
 M.options = {}
 
 local DEFAULTS = { width = 80, indent = "  ", depth = 5, items = 100, string_max = 2000 }
@@ -299,8 +300,14 @@ local function build_table(t, o, level, path)
       entries[i] = { value = build(rawget(t, i), o, level + 1, path) }
     else
       local k = keys[i - n]
-      entries[i] = { key = key_text(k, o, level + 1, path),
-                     value = build(rawget(t, k), o, level + 1, path) }
+      local v = rawget(t, k)
+      local node = build(v, o, level + 1, path)
+      if o.annotate and type(node) == "string" then
+        -- The host's note on a value (e.g. glucose with its unit), as a comment after it.
+        local ok, note = pcall(o.annotate, t, k, v)
+        if ok and type(note) == "string" and note ~= "" then node = node .. " --[[ " .. note .. " ]]" end
+      end
+      entries[i] = { key = key_text(k, o, level + 1, path), value = node }
     end
   end
   path[t] = nil

@@ -1,6 +1,6 @@
 -- The Lua side of the REPL (loaded by LuaRuntime+REPL.swift): runs a line and formats its
 -- results, completes names, answers help().
-local rawmetatable, stubs, modules = ...
+local rawmetatable, stubs, modules, typemethods = ...
 local repl = require "lookout._repl"
 local json = require "json"
 local pack, unpack, select = table.pack, table.unpack, select
@@ -10,6 +10,16 @@ repl.options.modules = modules
 repl.options.tostring = function(v)
   local ok, text = pcall(tostring, v)
   return ok and text or ("<" .. type(v) .. ": __tostring failed>")
+end
+-- Glucose in entries as people read it: `sgv = 132 --[[ 132 mg/dL (7.3 mmol/L) → ]]`, in the
+-- configured unit, by the nightscout module's one formatter (when the module is there).
+repl.options.annotate = function(t, k, v)
+  if k ~= "sgv" or math.type(v) == nil then return nil end
+  local ns = package.loaded.nightscout
+  local format = type(ns) == "table" and rawget(ns, "format_bg")
+  if type(format) ~= "function" then return nil end
+  local dir = rawget(t, "direction")
+  return format(v, { direction = type(dir) == "string" and dir or nil })
 end
 -- The help registry is read from the stubs on the first help(), not at start-up: the REPL opens
 -- at once, and parsing never counts against a tight --cpu-limit before the first line.
@@ -31,8 +41,19 @@ local function roots()
   for _, name in ipairs(modules) do r[name] = package.loaded[name] end
   return r
 end
+-- The methods tables of the host's object types, by their documented class names
+-- (`nightscout.Client` for "lookout.nightscout.client"), so that help(home.entries) finds them.
+local function classes()
+  local out = {}
+  for tname, methods in pairs(typemethods()) do
+    local class = help_registry():class_for_type(tname)
+    if class and type(methods) == "table" then out[class] = methods end
+  end
+  return out
+end
 function help(x)
-  print(help_registry():help(x, { roots = roots(), getmetatable = rawmetatable }))
+  print(help_registry():help(x, { roots = roots(), getmetatable = rawmetatable, classes = classes(),
+                                  reachable = function(name) return rawget(_G, name) ~= nil end }))
 end
 
 local function driver(...)

@@ -5,6 +5,7 @@ import LookoutConfig
 import LookoutModules
 import LookoutSim
 import LookoutStore
+import LookoutWire
 import Lua
 import SignalKKit
 
@@ -56,8 +57,11 @@ struct DemoCommand: AsyncParsableCommand {
         let token = await nightscout.addSubject(name: "demo", roles: ["admin"])
         setenv("LOOKOUT_DEMO_NS_TOKEN", token, 1)
         let trace = DemoTrace(step: step)
-        let feed = DemoFeed(simulator: nightscout, trace: trace)
+        let clock = DemoClock(start: Date(), step: step)
+        let feed = DemoFeed(simulator: nightscout, trace: trace, clock: clock)
         await feed.start()
+        let weather = DemoWeather(boat: boat, clock: clock, cycle: trace.cycle)
+        await weather.start()
 
         let paths = LookoutPaths(configFile: home + "/config.toml", stateDirectory: home + "/state")
         try DemoConfig.text(nightscout: nsURL, signalK: skURL, step: step).write(toFile: paths.configFile, atomically: true, encoding: .utf8)
@@ -73,16 +77,17 @@ struct DemoCommand: AsyncParsableCommand {
             LoggingSystem.bootstrap { label in LookoutLogHandler(label: label, level: .info) }
         }
         let scripts = DemoScripts()
-        await scripts.start(folder: folder, environment: environment, logger: Logger(label: "lookout"), log: log)
+        await scripts.start(folder: folder, environment: environment, logger: Logger(label: "lookout"), log: log, clock: clock)
 
         let stopped = AsyncStream<Void>.makeStream()
         let signals = SignalWatcher { _ in stopped.continuation.finish() }
-        let view = DemoView(nightscoutURL: nsURL, signalKURL: skURL, home: home)
+        let view = DemoView(nightscoutURL: nsURL, signalKURL: skURL, home: home, clock: clock)
         let started = Date()
         let ticker = Task {
             var shown = 0
             while !Task.isCancelled {
-                let snapshot = await DemoSnapshot.take(nightscout: nightscout, boat: boat, scripts: scripts, log: log, paths: paths)
+                let snapshot = await DemoSnapshot.take(nightscout: nightscout, boat: boat, scripts: scripts, log: log, paths: paths,
+                                                       clock: clock)
                 if terminal {
                     FileHandleOutput.standardOutput.write("\u{1B}[H\u{1B}[2J" + view.render(snapshot, color: true) + "\n")
                 } else {
@@ -90,7 +95,7 @@ struct DemoCommand: AsyncParsableCommand {
                     for line in fresh { FileHandleOutput.standardOutput.write(line + "\n") }
                     shown = log.recent.count
                     if let last = snapshot.entries.last {
-                        FileHandleOutput.standardOutput.write("BG \(Int(last.sgv)) \(last.direction); alerts: "
+                        FileHandleOutput.standardOutput.write("BG " + GlucoseText.format(mgdl: last.sgv, direction: last.direction) + "; alerts: "
                             + (snapshot.alerts.isEmpty ? "none" : snapshot.alerts.joined(separator: "; ")) + "\n")
                     }
                 }
@@ -102,8 +107,9 @@ struct DemoCommand: AsyncParsableCommand {
         ticker.cancel()
         signals.cancel()
         await feed.stop()
+        await weather.stop()
         await scripts.stop()
-        FileHandleOutput.standardOutput.write("demo stopped: \(Int(Date().timeIntervalSince(started))) s, \(await feed.index) readings\n")
+        FileHandleOutput.standardOutput.write("demo stopped: \(Int(Date().timeIntervalSince(started))) s, \(await feed.live) readings\n")
     }
 }
 
@@ -122,7 +128,6 @@ enum DemoConfig {
         [scripts."nightscout-to-signalk.lua".settings]
         who = "demo"
         every = "\(Int(step))s"
-        stale_minutes = \(max(1, Int(step * 3 / 60)))
 
         [notify.phone]
         type = "log"
@@ -130,17 +135,15 @@ enum DemoConfig {
         [notify.partner]
         type = "log"
 
-        # One reading every \(Int(step)) s stands for 5 minutes: the alert windows shrink to match.
+        # One reading every \(Int(step)) s stands for 5 minutes: the scripts run on story time, so
+        # their windows are the real ones; only the timers (real seconds) are one per reading.
         [scripts."low-alert.lua".settings]
         check_every = "\(Int(step))s"
-        low_minutes = \(step * 4 / 60)
-        stale_minutes = \(max(1, Int(step * 6 / 60)))
-        escalate_after = "\(Int(step * 4))s"
-        repeat_every = "\(Int(step * 3))s"
 
+        # Its windows are 30 minutes of story; the squall at the start of each cycle (DemoWeather)
+        # blows above the script's own 20 kn threshold.
         [scripts."signalk-to-nightscout.lua".settings]
         every = "\(Int(step * 6))s"
-        heavy_wind_knots = 8
 
         """
     }
@@ -149,7 +152,7 @@ enum DemoConfig {
 /// Reads what the view shows from the simulators and scripts.
 enum DemoSnapshot {
     static func take(nightscout: NightscoutSimulator, boat: SignalKSimulator, scripts: DemoScripts, log: DemoLog,
-                     paths: LookoutPaths) async
+                     paths: LookoutPaths, clock: DemoClock) async
         -> DemoView.Snapshot
     {
         let docs = await nightscout.documents("entries")
@@ -170,9 +173,9 @@ enum DemoSnapshot {
         }
         var alerts: [String] = []
         for a in (try? await AlertAcks(paths: paths).list()) ?? [] where a.isAlerting {
-            let since = Calendar.current.dateComponents([.hour, .minute, .second], from: a.since)
-            alerts.append(String(format: "%@ %@ since %02d:%02d:%02d", a.id, a.state.uppercased(), since.hour ?? 0, since.minute ?? 0,
-                                 since.second ?? 0) + (a.ackedBy.map { " (acknowledged by \($0))" } ?? ""))
+            // How long in story time (the alerts' own clock), as their texts say it.
+            let minutes = max(0, Int(clock.now().timeIntervalSince(a.since) / 60))
+            alerts.append("\(a.id) \(a.state.uppercased()) for \(minutes) min" + (a.ackedBy.map { " (acknowledged by \($0))" } ?? ""))
         }
         return DemoView.Snapshot(entries: Array(entries.suffix(48)), boat: published, scripts: scripts.summary, alerts: alerts, log: log.recent)
     }

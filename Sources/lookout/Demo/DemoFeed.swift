@@ -4,27 +4,30 @@ import LookoutWire
 
 /// Writes the demo's readings into the Nightscout simulator as a CGM uploader would: one `sgv`
 /// entry per step with its trend arrow, a carb treatment when the story eats, and a backfill of
-/// the last readings at start so the chart is never empty.
+/// the last readings at start so the chart is never empty. Readings are dated in story time
+/// (`DemoClock`): five minutes apart.
 actor DemoFeed {
     let simulator: NightscoutSimulator
     let trace: DemoTrace
+    let clock: DemoClock
     private(set) var index = 0
+    /// The reading taken at the start of the story.
+    private var first = 0
     private var task: Task<Void, Never>?
 
-    init(simulator: NightscoutSimulator, trace: DemoTrace) {
+    init(simulator: NightscoutSimulator, trace: DemoTrace, clock: DemoClock) {
         self.simulator = simulator
         self.trace = trace
+        self.clock = clock
     }
 
     /// Backfills `history` readings (ending now; one whole cycle by default, so the live story
     /// starts at its beginning) and starts the live feed.
     func start(history: Int = 60) async {
-        let now = Date()
         index = history
+        first = history
         var docs: [JSONValue] = []
-        for i in 0..<history {
-            docs.append(entry(i, at: now.addingTimeInterval(-Double(history - i) * trace.step)))
-        }
+        for i in 0..<history { docs.append(entry(i)) }
         await simulator.seed("entries", docs)
         let step = trace.step
         task = Task { [weak self] in
@@ -37,10 +40,13 @@ actor DemoFeed {
 
     func stop() { task?.cancel() }
 
+    /// Readings written since the start (the backfill not counted).
+    var live: Int { index - first }
+
     /// Writes the next reading (and the carbs when the story eats).
     func tick() async {
-        let now = Date()
-        await simulator.seed("entries", [entry(index, at: now)])
+        let now = clock.date(reading: index, first: first)
+        await simulator.seed("entries", [entry(index)])
         if trace.isTreatment(index) {
             await simulator.seed("treatments", [[
                 "eventType": "Carb Correction", "carbs": 15, "date": .int(Self.ms(now)), "enteredBy": "lookout-demo",
@@ -50,7 +56,9 @@ actor DemoFeed {
         index += 1
     }
 
-    private func entry(_ i: Int, at date: Date) -> JSONValue {
+    /// Reading `i`, dated in story time (five minutes after the one before).
+    private func entry(_ i: Int) -> JSONValue {
+        let date = clock.date(reading: i, first: first)
         let r = trace.reading(i)
         return [
             "type": "sgv", "sgv": .int(Int64(r.sgv)), "direction": .string(r.direction), "date": .int(Self.ms(date)),

@@ -32,8 +32,8 @@ final class DemoScripts: Sendable {
         return candidates.first { FileManager.default.fileExists(atPath: $0 + "/nightscout-to-signalk.lua") }
     }
 
-    /// Starts every script found in `folder`; errors and prints go to `log`.
-    func start(folder: String, environment: HostEnvironment, logger: Logger, log: DemoLog) async {
+    /// Starts every script found in `folder` on story time (`clock`); errors and prints go to `log`.
+    func start(folder: String, environment: HostEnvironment, logger: Logger, log: DemoLog, clock: DemoClock) async {
         for name in Self.names {
             let file = folder + "/" + name
             guard FileManager.default.fileExists(atPath: file) else {
@@ -43,6 +43,7 @@ final class DemoScripts: Sendable {
             var options = LuaOptions()
             options.name = name
             options.scriptDirectory = folder
+            options.clock = LuaClock { clock.now() }  // story time: "for 15 min", not "for 3s"
             options.output = { log.add("\(name): \($0)") }
             options.errors = { error in log.add("error \(name): \(error.message)") }
             options.warnings = { log.add("warning \(name): \($0)") }

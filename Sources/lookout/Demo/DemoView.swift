@@ -1,6 +1,7 @@
 import Foundation
 import LookoutModules
 import LookoutSim
+import LookoutWire
 
 /// What the demo shows, redrawn every second on a terminal: the BG chart, the latest reading, the
 /// Signal K side of the bridge, each script's state and the last log lines.
@@ -9,6 +10,8 @@ struct DemoView {
     let signalKURL: URL
     /// The demo's LOOKOUT_HOME, for `lookout ack` from another terminal.
     let home: String
+    /// Story time, for the age of the newest reading.
+    let clock: DemoClock
     var width = 64
 
     struct Snapshot {
@@ -34,8 +37,8 @@ struct DemoView {
         chart.color = color
         out.append(chart.render(series, options: chartOptions))
         if let last = s.entries.last {
-            let age = Int(Date().timeIntervalSince1970 - last.date / 1000)
-            out.append(String(format: "BG %.0f mg/dL (%.1f mmol/L) %@, %d s old", last.sgv, last.sgv / 18.0182, last.direction, age))
+            let age = max(0, Int(clock.now().timeIntervalSince1970 - last.date / 1000) / 60)
+            out.append("BG " + GlucoseText.format(mgdl: last.sgv, direction: last.direction) + ", \(age) min old")
         }
         out.append("")
         out.append("Alerts:  " + (s.alerts.isEmpty ? "none firing" : s.alerts.joined(separator: "; ")))

@@ -105,7 +105,9 @@ enum StatusTable {
             let cells = row.enumerated().map { index, cell in
                 index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }
-            lines.append(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            var line = cells.joined(separator: "  ")
+            while line.last == " " { line.removeLast() }  // trailing only: job and component rows keep their indent
+            lines.append(line)
         }
         if document.entries.isEmpty { lines.append("(no scripts)") }
         return lines.joined(separator: "\n") + "\n"

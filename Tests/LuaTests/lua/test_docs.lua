@@ -496,6 +496,52 @@ For Lua's standard library, help "string.format" links to the Lua 5.4 manual.]],
      "overview of an empty registry")
 end
 
+function T.test_help_overview_names_only_reachable_values()
+  -- in the REPL `json` is a global, `timer` here is not: help(timer) would fail there
+  local page = registry():help(nil, { reachable = function(name) return name == "json" end })
+  assert(page:find("help(json) or help(json.encode)", 1, true), page)
+  page = registry():help(nil, { reachable = function() return false end }):gsub("%s+", " ")
+  assert(not page:find("help(json", 1, true) and not page:find("help(timer", 1, true),
+         "no help(x) example for an unreachable module:\n" .. page)
+  assert(page:find('help "json" or help "json.encode"', 1, true), page)
+end
+
+function T.test_help_of_host_objects_and_their_methods()
+  local r = registry()
+  local methods = { stop = function() end }
+  -- a host object: its metatable names the type ("lookout.timer.handle"), __index its methods
+  local handle = setmetatable({}, { __name = "lookout.timer.handle", __index = methods })
+  eq(r:class_for_type("lookout.timer.handle"), "timer.Handle", "type name to documented class")
+  eq(r:class_for_type("lookout.nothing"), nil, "an undocumented type")
+  local opts = { getmetatable = getmetatable, classes = { ["timer.Handle"] = methods } }
+  eq(r:help(handle, opts), r:help("timer.Handle"), "an object shows its class and methods")
+  eq(r:help(handle, { getmetatable = getmetatable }), r:help("timer.Handle"), "also without opts.classes")
+  eq(r:help(handle.stop, opts), r:help("timer.Handle:stop"), "a method taken from an object")
+end
+
+function T.test_code_after_context_keeps_its_lines()
+  local r = docs.new()
+  r:add([[
+---@meta ex
+--- An example module.
+local ex = {}
+
+--- Does a thing.
+--- Context: anywhere.
+--- ```lua
+--- local x = ex.f(1)
+--- print(x)
+--- ```
+---@param n integer
+function ex.f(n) end
+return ex
+]])
+  local page = r:help("ex.f")
+  assert(page:find("\n```lua\nlocal x = ex.f%(1%)\nprint%(x%)\n```"), "code keeps its lines:\n" .. page)
+  assert(page:find("Context: anywhere.", 1, true), page)
+  assert(not page:find("Context: anywhere. ```", 1, true), page)
+end
+
 function T.test_help_wraps_at_width()
   local r = docs.new()
   r:add([[
