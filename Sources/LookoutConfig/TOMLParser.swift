@@ -31,6 +31,7 @@ struct TOMLParserState {
     let scalars: [Unicode.Scalar]
     let fileName: String?
     var index = 0
+    /// The 1-based line of the cursor, used in error positions.
     public var line = 1
     var lineStart = 0
     /// Nesting depth of arrays and inline tables, bounded to keep the stack safe.

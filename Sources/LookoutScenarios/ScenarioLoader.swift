@@ -46,6 +46,7 @@ public enum ScenarioLoader {
 /// Holds the source going in and the table coming out.
 final class ScenarioCapture: Sendable {
     private let result = Locked((value: LuaValue?.none, error: String?.none))
+    /// The scenario file's Lua text, handed to the loader chunk by `_scenario.source()`.
     public let source: String
     let chunkName: String
 

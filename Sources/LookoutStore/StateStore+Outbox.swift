@@ -4,6 +4,7 @@ import NightscoutKit
 
 /// The durable upload queue (`outbox` table) behind NightscoutKit's `Outbox`.
 extension StateStore: OutboxStore {
+    /// Stores a new item; an item already queued under the same site and identifier is kept, and the stored one is returned.
     public func insert(_ item: OutboxItem) async throws -> OutboxItem {
         try await write { db in
             try db.execute(sql: """
@@ -16,6 +17,7 @@ extension StateStore: OutboxStore {
         }
     }
 
+    /// Writes an item's delivery state (state, attempts, next attempt, last error and status, sent time).
     public func update(_ item: OutboxItem) async throws {
         try await write { db in
             try db.execute(sql: """
@@ -27,10 +29,12 @@ extension StateStore: OutboxStore {
         }
     }
 
+    /// The item with `identifier` on `site`; `nil` if there is none (or its state is unknown to this version).
     public func item(site: String, identifier: String) async throws -> OutboxItem? {
         try await access { db in try StateStore.fetchOutboxItem(db, site: site, identifier: identifier) }
     }
 
+    /// Up to `limit` pending items of `site` whose next attempt is at or before `now`, oldest first.
     public func due(site: String, now: Date, limit: Int) async throws -> [OutboxItem] {
         try await access { db in
             try Row.fetchAll(db, sql: """
@@ -40,6 +44,7 @@ extension StateStore: OutboxStore {
         }
     }
 
+    /// Up to `limit` items in any of `states`, oldest first, on `site` or on every site when `site` is `nil`.
     public func items(site: String?, states: Set<OutboxItem.State>, limit: Int) async throws -> [OutboxItem] {
         let stateList = states.map(\.rawValue).sorted()
         return try await access { db in
@@ -53,6 +58,7 @@ extension StateStore: OutboxStore {
         }
     }
 
+    /// Removes an item; `false` if there was none.
     public func delete(site: String, identifier: String) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM outbox WHERE site = ? AND identifier = ?", arguments: [site, identifier])

@@ -34,6 +34,7 @@ extension StateStore {
 
 /// The local mirror of `SyncManager` (`sync_cursor` and `sync_mirror` tables).
 extension StateStore: SyncStore {
+    /// The stored history cursor of a site and collection; `nil` before the first sync. Throws if the stored JSON is unreadable.
     public func cursor(site: String, collection: V3Collection) async throws -> HistoryCursor? {
         let text = try await access { db in
             try String.fetchOne(db, sql: "SELECT cursor FROM sync_cursor WHERE site = ? AND collection = ?",
@@ -48,6 +49,7 @@ extension StateStore: SyncStore {
         }
     }
 
+    /// Upserts `documents` into the mirror and, when `cursor` is non-`nil`, stores it, in one transaction.
     public func apply(site: String, collection: V3Collection, documents: [MirrorDocument], cursor: HistoryCursor?) async throws {
         let cursorText: String? = try cursor.map { cursor in
             let encoder = JSONEncoder()
@@ -76,6 +78,7 @@ extension StateStore: SyncStore {
         }
     }
 
+    /// The mirrored `srvModified` and validity of each of `identifiers` that the mirror holds, by identifier.
     public func states(site: String, collection: V3Collection, identifiers: [String]) async throws -> [String: MirrorState] {
         guard !identifiers.isEmpty else { return [:] }
         return try await access { db in
@@ -99,6 +102,8 @@ extension StateStore: SyncStore {
         }
     }
 
+    /// The identifiers of valid (not deleted) mirrored documents dated within `from`...`through`
+    /// (epoch ms; `nil` means unbounded).
     public func identifiers(site: String, collection: V3Collection, from: Int64?, through: Int64?) async throws -> Set<String> {
         try await access { db in
             let cursor = try String.fetchCursor(db, sql: """
@@ -111,6 +116,8 @@ extension StateStore: SyncStore {
         }
     }
 
+    /// The raw JSON of mirrored documents dated within `from`...`through` (epoch ms; `nil` means
+    /// unbounded), newest first, at most `limit` (`nil`: all); deleted ones only with `includeDeleted`.
     public func documents(site: String, collection: V3Collection, from: Int64?, through: Int64?, limit: Int?,
                           includeDeleted: Bool) async throws -> [Data] {
         try await access { db in

@@ -1,7 +1,8 @@
-/// The subscription policies signalk-server implements. (`ideal` is deliberately absent: the server
-/// ignores it with a warning and behaves as `instant`.)
 import LookoutWire
 
+/// The subscription `policy` field: how often the server sends a subscribed path's updates; the
+/// policies signalk-server implements (`ideal` is deliberately absent: the server ignores it with
+/// a warning and behaves as `instant`).
 public enum SignalKSubscriptionPolicy: String, Sendable, Hashable, Codable {
     /// Send each change, no faster than `minPeriod`.
     case instant

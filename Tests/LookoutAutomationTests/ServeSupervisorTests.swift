@@ -78,7 +78,7 @@ final class ServeSupervisorTests: XCTestCase {
             schedule.every(1, function() n = n + 1; print("tick", n) end, { name = "tick" })
             """)
         try write("loop.lua", "local x = 0\nwhile true do x = x + 1 end\n")
-        try write("alloc.lua", "local t = {}\nwhile true do t[#t + 1] = string.rep('x', 4096) .. #t end\n")
+        try write("alloc.lua", "local t = {}\nwhile true do t[#t + 1] = string.rep('x', 65536) .. #t end\n")  // big pieces: the memory limit comes long before the CPU limit, also under load
         try write("recurse.lua", "local function down(n) return 1 + down(n + 1) end\nprint(down(1))\n")
         try write("throws.lua", """
             timer.every(0.05, function() error("boom in a timer") end)

@@ -13,9 +13,11 @@ import SignalKKit
 ///
 /// Every finding is in plain words and free of secrets; a failing part never stops the others.
 public struct Doctor: Sendable {
+    /// Where Lookout's configuration and state live.
     public let paths: LookoutPaths
     /// The configuration, or why it could not be read.
     public let config: Result<HostConfig, ConfigError>
+    /// The environment secrets are looked up in (the process environment by default).
     public let environment: [String: String]
     /// Per-request timeout for the network checks.
     public var timeout: TimeInterval = 10

@@ -10,6 +10,7 @@ public struct DoctorCheck: Sendable, Codable, Equatable {
 
     /// What was checked: `config`, `state`, `outbox`, `nightscout.home`, `signalk.boat`, …
     public var subject: String
+    /// How the check came out.
     public var status: Status
     /// One line in plain words, never containing a secret.
     public var detail: String

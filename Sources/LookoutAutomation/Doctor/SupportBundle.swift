@@ -8,17 +8,27 @@ import LookoutStore
 /// credentials) and the outbox in numbers. It never holds a secret: every secret the
 /// configuration can reach is looked up and replaced wherever it might appear.
 public struct SupportBundle: Sendable, Codable {
+    /// The shape of one configured profile: no setting values, only names and a redacted URL.
     public struct Profile: Sendable, Codable {
+        /// The profile's `url` with credentials removed; `nil` when it has no valid one.
         public var url: String?
+        /// The names of the profile's settings (secret references excluded), sorted.
         public var settings: [String]
+        /// The names (never the values) of the profile's secrets.
         public var secrets: [String]
     }
 
+    /// When the bundle was made, as an ISO 8601 timestamp.
     public var generated: String
+    /// The Lookout version that made the bundle.
     public var lookout: String
+    /// The operating system version and CPU architecture.
     public var system: String
+    /// The doctor's findings.
     public var checks: [DoctorCheck]
+    /// Every configured profile, keyed `service.name` (for example `nightscout.home`).
     public var profiles: [String: Profile]
+    /// The number of pending and failed outbox items, by state.
     public var outbox: [String: Int]
 
     /// Builds the bundle from a doctor run.

@@ -10,6 +10,7 @@ public struct ChartModule: LuaModule {
     /// Where `chart.save` writes (`<state>/reports`).
     let reportsDirectory: String
 
+    /// A module whose `chart.save` writes into `<state>/reports` under `paths`.
     public init(paths: LookoutPaths) { reportsDirectory = paths.stateDirectory + "/reports" }
 
     static let plotKeys: Set<String> = ["width", "height", "low", "high", "min", "max", "title", "unit", "mmol", "color", "tz"]

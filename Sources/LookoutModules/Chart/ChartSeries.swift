@@ -5,7 +5,9 @@ import Lua
 public struct ChartSeries: Sendable, Equatable {
     /// One point: epoch milliseconds (or the index when the series has no times) and a value.
     public struct Point: Sendable, Equatable {
+        /// Epoch milliseconds, or the point's index when the series has no times.
         public var time: Double
+        /// The plotted value, already multiplied by the `scale` it was read with (mg/dL → mmol/L).
         public var value: Double
 
         /// A point at `time` (epoch ms, or an index).

@@ -94,6 +94,7 @@ public struct NorthlightConnection: Sendable {
 enum NorthlightClients {
     private static let clients = Locked<[String: NorthlightClient]>([:])
 
+    /// The shared client for `key` (a profile's `queue`), made anew when none exists or its configuration changed.
     public static func client(key: String, configuration: NorthlightConfiguration) -> NorthlightClient {
         clients.withLock { pool in
             if let existing = pool[key], existing.configuration == configuration { return existing }

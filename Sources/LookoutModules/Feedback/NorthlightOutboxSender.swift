@@ -9,6 +9,7 @@ struct NorthlightOutboxSender: OutboxSender {
     /// The outbox collection name of a submission kind.
     static func collectionName(_ kind: NorthlightSubmission.Kind) -> String { "northlight." + kind.rawValue }
 
+    /// The Northlight client the submissions are sent with.
     public let client: NorthlightClient
 
     func send(_ item: OutboxItem) async throws -> Bool {

@@ -10,6 +10,7 @@ final class GarminAccount: LuaObject {
     /// The userdata type.
     static let type = LuaObjectType(name: "lookout.garmin.client", displayName: "garmin client")
 
+    /// The pooled client of this profile, shared by every script.
     public let client: GarminClient
     let connection: GarminConnection
 
@@ -66,6 +67,8 @@ final class GarminAccount: LuaObject {
 enum GarminClientPool {
     private static let clients = Locked<[String: GarminClient]>([:])
 
+    /// The shared client of a profile, token directory and Connect API, made on first use; throws
+    /// if the client cannot be created.
     public static func client(for connection: GarminConnection) throws -> GarminClient {
         let key = connection.label + "#" + (connection.configuration.tokenDirectory?.path ?? "") + "#"
             + connection.configuration.connectAPI.absoluteString
@@ -81,6 +84,7 @@ enum GarminClientPool {
 /// A login waiting for its MFA code (between `login`'s two halves, on the Lua side).
 final class GarminPendingMFA: LuaObject {
     static let type = LuaObjectType(name: "lookout.garmin.mfa", displayName: "garmin MFA login")
+    /// The login flow's state, needed to finish it with the code.
     public let state: GarminMFAState
     init(state: GarminMFAState) { self.state = state }
     var luaDescription: String { "garmin MFA login (\(state.flow.rawValue))" }

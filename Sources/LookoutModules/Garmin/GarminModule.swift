@@ -15,6 +15,7 @@ public struct GarminModule: LuaModule {
     let paths: LookoutPaths
     let environment: [String: String]
 
+    /// A module that finds profiles in `config`, their secrets in `environment`, and keeps login tokens under `paths`' state folder by default.
     public init(config: HostConfig, paths: LookoutPaths, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.config = config
         self.paths = paths

@@ -13,8 +13,11 @@ import NightscoutKit
 /// script already holds, never the name of a variable or a file (a script could otherwise send any
 /// secret of the host to any address, or probe which variables exist).
 public struct NightscoutConnection: Sendable {
+    /// The site URL, API choice and credentials to build a client from.
     public var configuration: NightscoutConfiguration
+    /// Per-request timeout in seconds (the profile's or `opts.timeout`; 30 by default).
     public var timeout: TimeInterval
+    /// How messages and recorded side effects name the site: the profile name, or the URL's host.
     public var label: String
     /// Whose credentials these are, without them: the profile name, or a one-way fingerprint of the
     /// literal credential `connect` was given (`literal:token:0123…`). Uploads are queued per site and identity, so a queued document is

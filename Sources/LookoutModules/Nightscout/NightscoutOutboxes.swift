@@ -59,6 +59,7 @@ public enum NightscoutOutboxes {
 /// and stops when nothing is pending. `kick()` starts it again (after a new upload or a retry);
 /// a kick during a drain makes the drain look again before it stops.
 public final class OutboxDrainer: Sendable {
+    /// The outbox whose due items this drainer sends.
     public let outbox: Outbox
     private let drainer: BackgroundDrainer
 

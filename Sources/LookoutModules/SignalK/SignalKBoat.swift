@@ -16,6 +16,7 @@ final class SignalKLuaBoat: LuaObject {
     let stream: SignalKStream
     let rest: SignalKREST
     let feed: SignalKFeed
+    /// How messages and recorded side effects name the boat: the profile name, or the redacted URL.
     public let label: String
     private let pump: Task<Void, Never>
     private(set) var isClosed = false

@@ -8,10 +8,13 @@ import SignalKKit
 /// `[signalk.boat]`) or options (`signalk.connect{url=…}`). Both give a stream configuration,
 /// the REST root, the token (never visible to scripts) and the first subscriptions.
 public struct SignalKConnection: Sendable {
+    /// The delta stream's URL, subscribe mode and settings.
     public var configuration: SignalKStreamConfiguration
     /// `http(s)://host:port` (REST and discovery).
     public var server: URL
+    /// The access token sent to the server; `nil` to connect without one.
     public var token: String?
+    /// How messages, health and recorded side effects name the server: the profile name, or the redacted URL.
     public var label: String
     /// Subscriptions sent once connected.
     var rows: [SignalKSubscription] = []

@@ -19,6 +19,7 @@ final class SignalKFeed: Sendable {
 
     private let guarded = Locked(State())
 
+    /// The stream's latest connection state (`.idle` until the first is set).
     public var state: SignalKConnectionState { guarded.withLock { $0.connection } }
     var hello: SignalKHello? { guarded.withLock { $0.hello } }
 

@@ -19,6 +19,7 @@ struct SignalKHealthReporter: Sendable {
         self.script = script
     }
 
+    /// Records a change of the stream's connection state in the component's health entry.
     public func state(_ s: SignalKConnectionState) {
         health.updateComponent(name, script: script) { entry in
             switch s {

@@ -22,6 +22,7 @@ public struct SignalKModule: LuaModule {
     /// Where connections report whether they are up (`lookout serve`'s health), if anywhere.
     let health: HealthRegistry?
 
+    /// A module that finds profiles in `config` and their secrets in `environment`; connections report to `health` when given.
     public init(config: HostConfig, paths: LookoutPaths, environment: [String: String] = ProcessInfo.processInfo.environment,
          health: HealthRegistry? = nil) {
         self.config = config

@@ -38,12 +38,14 @@ public final class SignalKMDNSAdvertiser: Sendable {
         public var serviceTypes: [String]
         /// Host name without `.local` (the SRV target is `<hostName>.local`).
         public var hostName: String
+        /// The TCP port the simulator listens on (the SRV port).
         public var port: UInt16
         /// IPv4 addresses for the A record(s); usually the interface address.
         public var addresses: [String]
         /// TXT key/values, in order (empty values are dropped, as signalk-server does).
         public var txt: [(String, String)]
 
+        /// A service; the defaults advertise `lookout-sim.local` at 127.0.0.1 with signalk-server's types and TXT record.
         public init(instanceName: String, serviceTypes: [String] = ["_signalk-ws._tcp", "_signalk-http._tcp", "_http._tcp"],
                     hostName: String = "lookout-sim", port: UInt16, addresses: [String] = ["127.0.0.1"],
                     txt: [(String, String)] = SignalKMDNSAdvertiser.signalKTXT()) {
@@ -69,6 +71,7 @@ public final class SignalKMDNSAdvertiser: Sendable {
          ("self", selfURN), ("vname", vesselName), ("vmmsi", mmsi)].filter { !$0.1.isEmpty }
     }
 
+    /// What this advertiser announces.
     public let service: Service
     /// The interface address to join the group on and send from (default loopback).
     public let interfaceAddress: String
@@ -84,6 +87,7 @@ public final class SignalKMDNSAdvertiser: Sendable {
 
     private let running = Locked(Running())
 
+    /// An advertiser, not yet started (call `start()`).
     public init(service: Service, interfaceAddress: String = "127.0.0.1") {
         self.service = service
         self.interfaceAddress = interfaceAddress

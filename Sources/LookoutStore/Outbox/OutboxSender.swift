@@ -31,6 +31,7 @@ public struct OutboxSendError: Error, Sendable, Equatable, CustomStringConvertib
 
 /// Sends Nightscout uploads with the API in use (v3 create, or a v1 POST of a one-document array).
 struct NightscoutOutboxSender: OutboxSender {
+    /// The Nightscout site the uploads go to.
     public let client: NightscoutClient
 
     func send(_ item: OutboxItem) async throws -> Bool {

@@ -29,6 +29,7 @@ public actor InMemoryOutboxStore: OutboxStore {
 
     private func key(_ site: String, _ id: String) -> String { site + "\n" + id }
 
+    /// Stores a new item, or returns the stored one when the site and identifier are already queued.
     public func insert(_ item: OutboxItem) -> OutboxItem {
         let k = key(item.site, item.identifier)
         if let existing = items[k] { return existing }
@@ -37,18 +38,23 @@ public actor InMemoryOutboxStore: OutboxStore {
         return item
     }
 
+    /// Replaces the stored item with the same site and identifier.
     public func update(_ item: OutboxItem) { items[key(item.site, item.identifier)] = item }
 
+    /// The item with `identifier` on `site`, or `nil`.
     public func item(site: String, identifier: String) -> OutboxItem? { items[key(site, identifier)] }
 
+    /// Up to `limit` pending items of `site` due at `now`, in insertion order.
     public func due(site: String, now: Date, limit: Int) -> [OutboxItem] {
         Array(order.compactMap { items[$0] }.filter { $0.site == site && $0.state == .pending && $0.nextAttempt <= now }.prefix(limit))
     }
 
+    /// Up to `limit` items in `states` (all sites when `site` is `nil`), in insertion order.
     public func items(site: String?, states: Set<OutboxItem.State>, limit: Int) -> [OutboxItem] {
         Array(order.compactMap { items[$0] }.filter { (site == nil || $0.site == site) && states.contains($0.state) }.prefix(limit))
     }
 
+    /// Removes an item; `false` when there was none.
     public func delete(site: String, identifier: String) -> Bool {
         let k = key(site, identifier)
         guard items.removeValue(forKey: k) != nil else { return false }

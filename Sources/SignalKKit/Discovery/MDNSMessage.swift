@@ -57,8 +57,10 @@ public enum MDNSError: Error, Sendable, Equatable, CustomStringConvertible {
 /// A domain name as a list of labels (`["Spike Server", "_signalk-ws", "_tcp", "local"]`).
 /// Labels may contain dots and spaces; comparison ignores ASCII case, as DNS does.
 public struct MDNSName: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The labels, first (most specific) to last, without dots or a root label.
     public var labels: [String]
 
+    /// A name from its labels.
     public init(labels: [String]) { self.labels = labels }
 
     /// Splits a dotted name (`_signalk-ws._tcp.local.`); a trailing dot is optional.
@@ -85,22 +87,34 @@ public struct MDNSName: Sendable, Hashable, CustomStringConvertible, Expressible
 
 /// Record types used by DNS-SD.
 public enum MDNSRecordType {
+    /// An IPv4 address.
     public static let a: UInt16 = 1
+    /// A pointer to another name (DNS-SD: service type to instance).
     public static let ptr: UInt16 = 12
+    /// Text strings (DNS-SD: the instance's `key=value` pairs).
     public static let txt: UInt16 = 16
+    /// An IPv6 address.
     public static let aaaa: UInt16 = 28
+    /// A service's host name and port.
     public static let srv: UInt16 = 33
+    /// mDNS negative response: which record types a name does not have.
     public static let nsec: UInt16 = 47
+    /// Every record type (questions only).
     public static let any: UInt16 = 255
 }
 
 /// A question: name, type, and the mDNS "unicast response requested" (QU) bit.
 public struct MDNSQuestion: Sendable, Hashable {
+    /// The name asked about.
     public var name: MDNSName
+    /// The record type asked for (an ``MDNSRecordType`` value).
     public var type: UInt16
+    /// The class without the QU bit; 1 is IN (Internet).
     public var recordClass: UInt16
+    /// Whether a unicast reply is requested (the QU bit, top bit of the class).
     public var unicastResponse: Bool
 
+    /// A question; the class defaults to IN.
     public init(name: MDNSName, type: UInt16, recordClass: UInt16 = 1, unicastResponse: Bool = false) {
         self.name = name
         self.type = type
@@ -125,14 +139,20 @@ public enum MDNSRecordData: Sendable, Hashable {
 
 /// A resource record.
 public struct MDNSRecord: Sendable, Hashable {
+    /// The record's owner name.
     public var name: MDNSName
+    /// The record type (an ``MDNSRecordType`` value).
     public var type: UInt16
+    /// The class without the cache-flush bit; 1 is IN (Internet).
     public var recordClass: UInt16
     /// mDNS cache-flush bit (top bit of the class).
     public var cacheFlush: Bool
+    /// How long the record may be cached, in seconds (0: goodbye, withdraw it).
     public var ttl: UInt32
+    /// The record's data, decoded when the type is known.
     public var data: MDNSRecordData
 
+    /// A record; the class defaults to IN.
     public init(name: MDNSName, type: UInt16, recordClass: UInt16 = 1, cacheFlush: Bool = false,
                 ttl: UInt32, data: MDNSRecordData) {
         self.name = name
@@ -169,13 +189,20 @@ public struct MDNSRecord: Sendable, Hashable {
 
 /// A DNS message.
 public struct MDNSMessage: Sendable, Hashable {
+    /// The message ID (0 in mDNS multicast messages).
     public var id: UInt16
+    /// The header flags (QR, opcode, AA, …); 0 for a standard query.
     public var flags: UInt16
+    /// The question section.
     public var questions: [MDNSQuestion]
+    /// The answer section.
     public var answers: [MDNSRecord]
+    /// The authority section (in mDNS probes, the proposed records).
     public var authorities: [MDNSRecord]
+    /// The additional section (in DNS-SD, usually the SRV, TXT and address records).
     public var additionals: [MDNSRecord]
 
+    /// A message; every part defaults to empty or zero.
     public init(id: UInt16 = 0, flags: UInt16 = 0, questions: [MDNSQuestion] = [], answers: [MDNSRecord] = [],
                 authorities: [MDNSRecord] = [], additionals: [MDNSRecord] = []) {
         self.id = id

@@ -9,10 +9,12 @@ import Darwin
 
 /// An IPv4 interface to send mDNS queries on (name and address, e.g. `lo` / `127.0.0.1`).
 public struct MDNSInterface: Sendable, Hashable, CustomStringConvertible {
+    /// The interface name (`lo`, `en0`, `eth0`).
     public var name: String
     /// Dotted IPv4 address.
     public var address: String
 
+    /// An interface by name and dotted IPv4 address.
     public init(name: String, address: String) {
         self.name = name
         self.address = address
@@ -54,6 +56,7 @@ public struct MDNSServiceInstance: Sendable, Hashable {
     public var serviceType: MDNSName
     /// SRV target host name (`spike.local.`).
     public var host: MDNSName
+    /// The SRV port of the service.
     public var port: UInt16
     /// A and AAAA addresses of `host`, IPv4 first.
     public var addresses: [String]
@@ -72,9 +75,12 @@ public struct MDNSServiceInstance: Sendable, Hashable {
 /// - Runs on its own thread; task cancellation wakes it at once and `browse` throws
 ///   `CancellationError`. Every socket is closed on every path.
 public struct MDNSQuerier: Sendable {
+    /// The service types to browse for (`_signalk-ws._tcp.local.`).
     public var serviceTypes: [MDNSName]
+    /// The IPv4 interfaces to query on; `browse` throws when empty.
     public var interfaces: [MDNSInterface]
 
+    /// A browser for these service types on these interfaces.
     public init(serviceTypes: [MDNSName], interfaces: [MDNSInterface]) {
         self.serviceTypes = serviceTypes
         self.interfaces = interfaces

@@ -8,12 +8,14 @@ public struct SignalKService: Sendable, Hashable {
     public var type: String
     /// SRV target host without the trailing dot (`spike.local`).
     public var host: String
+    /// The SRV port.
     public var port: Int
     /// IPv4 then IPv6 addresses of `host` (may be empty when no A/AAAA record was seen).
     public var addresses: [String]
     /// TXT key/values, keys lowercased (`txtvers`, `roles`, `self`, `swname`, `swvers`, …).
     public var txt: [String: String]
 
+    /// An endpoint from its discovered parts.
     public init(name: String, type: String, host: String, port: Int, addresses: [String], txt: [String: String]) {
         self.name = name
         self.type = type
