@@ -241,8 +241,9 @@ static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t watch_wake = PTHREAD_COND_INITIALIZER;
 static ShimBudget *watch_list;
 static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
-/// The budget of the state this OS thread runs; only this thread writes it, so the handler never
-/// sees a budget that was freed (shim_unwatch_limits clears it first).
+/// The budget of the state this OS thread runs; only this thread writes it. The engine is freed on
+/// its executor, whose shim_unwatch_limits clears it first, so the handler never sees a freed
+/// budget; the watch signals only threads of budgets still in its list.
 static __thread ShimBudget *thread_budget;
 
 static void arm_handler(int sig) {
