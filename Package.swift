@@ -155,7 +155,12 @@ let package = Package(
                 "NorthlightKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            // The Swift runtime and Foundation linked in: no dynamic loading and relocation of
+            // their libraries at every start (P5), and fewer pages per process (P6). No test target
+            // may depend on this one, or the flag would reach the test bundle as well.
+            swiftSettings: [.unsafeFlags(["-static-stdlib"])],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
         .executableTarget(
             name: "lookout-bench",
             dependencies: [
@@ -197,7 +202,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .testTarget(name: "LookoutScenariosTests", dependencies: ["LookoutScenarios", "LookoutModules", "Lua", "LookoutTestSupport"]),
-        .testTarget(name: "LookoutCLITests", dependencies: ["lookout", "LookoutWire", "LookoutSim", "LookoutTestSupport"]),
+        // Runs the `lookout` binary, which `swift build` and `swift test` build; it cannot depend on
+        // the executable target (see its linker settings).
+        .testTarget(name: "LookoutCLITests", dependencies: ["LookoutWire", "LookoutSim", "LookoutTestSupport"]),
         .testTarget(
             name: "LookoutSimTests",
             dependencies: [

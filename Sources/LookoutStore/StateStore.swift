@@ -41,9 +41,11 @@ public final class StateStore: Sendable {
             var configuration = Configuration()
             configuration.busyMode = .timeout(StateStore.busyTimeout)
             configuration.label = "lookout.state"
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            try StateStore.migrator.migrate(pool)
-            database = pool
+            database = try StateStore.whileOpening(path) {
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                try StateStore.migrator.migrate(pool)
+                return pool
+            }
         } catch let error as StateStoreError {
             throw error
         } catch {
@@ -148,6 +150,29 @@ public final class StateStore: Sendable {
     }
 
     /// Creates the file with mode 0600 if missing; narrows an existing file to 0600.
+    /// Runs `body` (switch to WAL, apply migrations) while holding `<path>.open-lock`, so that
+    /// processes opening the database at the same moment take turns. Without it SQLite can answer
+    /// SQLITE_BUSY at once, without waiting for the busy timeout, to a process whose read snapshot
+    /// another process's migration made stale. Waits at most `busyTimeout` for the lock.
+    private static func whileOpening<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        let fd = open(path + ".open-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StateStoreError(file: path, message: "cannot open \(path).open-lock: \(String(cString: strerror(errno)).lowercased())")
+        }
+        defer { close(fd) } // closing releases the lock
+        let deadline = Date(timeIntervalSinceNow: busyTimeout)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw StateStoreError(file: path, message: "cannot lock \(path).open-lock: \(String(cString: strerror(errno)).lowercased())")
+            }
+            guard Date() < deadline else {
+                throw StateStoreError(file: path, message: "another process has been opening the database for more than \(Int(busyTimeout)) s", retryable: true)
+            }
+            usleep(5_000)
+        }
+        return try body()
+    }
+
     private static func createPrivateFile(_ path: String) throws(StateStoreError) {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {

@@ -35,18 +35,20 @@ extension LuaEngine {
         for module in CoreModules.all { try register(module: module) }
         // json loads even without conveniences: the value bridge marks arrays with json.array_mt.
         if !options.conveniences { try require("json", asGlobal: false) }
-        for (name, source) in LuaEngine.bundledSources { try preload(source: source, as: name) }
+        for chunk in BundledChunk.all { preloadLazily(chunk) }
     }
 
-    private static let bundledSources: [(String, [UInt8])] = [
-        ("lookout._repl", PackageResources.repl_lua),
-        ("lookout._docs", PackageResources.docs_lua),
-        ("lookout._docs.text", PackageResources.docs_text_lua),
-        ("lookout._docs.stubs", PackageResources.docs_stubs_lua),
-        ("lookout._docs.stdlib", PackageResources.docs_stdlib_lua),
-        ("lookout._docs.render", PackageResources.docs_render_lua),
-        ("lookout._docs.names", PackageResources.docs_names_lua),
-    ]
+    /// Registers `chunk` in `package.preload`, compiled only when a script requires it: most
+    /// states never load the REPL support or the help pages.
+    private func preloadLazily(_ chunk: BundledChunk) {
+        withMemoryOverdraft {
+            let s = LuaStack(L)
+            s.rawField(LUA_PRELOAD_TABLE, of: SHIM_REGISTRYINDEX)
+            shim_pushlazychunk(L, chunk.text.baseAddress, chunk.text.count, "=[lookout] \(chunk.name)")
+            s.setField(chunk.name, in: -2)
+            s.pop()
+        }
+    }
 
     private func runPrelude() throws {
         let s = LuaStack(L)
@@ -141,25 +143,6 @@ extension LuaEngine {
         }
     }
 
-    /// Preloads a bundled Lua module from its source text.
-    func preload(source: [UInt8], as name: String) throws {
-        try withMemoryOverdraft {
-            let s = LuaStack(L)
-            s.rawField(LUA_PRELOAD_TABLE, of: SHIM_REGISTRYINDEX)
-            let status = source.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { chars in
-                    shim_loadtext(L, chars.baseAddress, chars.count, "=[lookout] \(name)")
-                }
-            }
-            guard status == LUA_OK else {
-                defer { s.pop(2) }
-                throw LuaRaise("bundled module \(name): \(s.string(at: -1) ?? "?")")
-            }
-            s.setField(name, in: -2)
-            s.pop()
-        }
-    }
-
     /// `require(name)`, also setting `_G[name]` when `asGlobal`.
     func require(_ name: String, asGlobal: Bool) throws {
         try withMemoryOverdraft {
@@ -237,4 +220,29 @@ extension LuaEngine {
             return nil
         }
     }
+}
+
+/// A Lua module bundled in the binary, as text that lives as long as the process.
+final class BundledChunk: @unchecked Sendable {
+    // @unchecked Sendable: `text` is written once in init, never changed or freed, and only read.
+    let name: String
+    let text: UnsafeBufferPointer<CChar>
+
+    private init(_ name: String, _ bytes: [UInt8]) {
+        self.name = name
+        let copy = UnsafeMutableBufferPointer<CChar>.allocate(capacity: bytes.count)
+        _ = copy.initialize(from: bytes.lazy.map { CChar(bitPattern: $0) })
+        text = UnsafeBufferPointer(copy)
+    }
+
+    /// The REPL's support and the help system.
+    static let all = [
+        BundledChunk("lookout._repl", PackageResources.repl_lua),
+        BundledChunk("lookout._docs", PackageResources.docs_lua),
+        BundledChunk("lookout._docs.text", PackageResources.docs_text_lua),
+        BundledChunk("lookout._docs.stubs", PackageResources.docs_stubs_lua),
+        BundledChunk("lookout._docs.stdlib", PackageResources.docs_stdlib_lua),
+        BundledChunk("lookout._docs.render", PackageResources.docs_render_lua),
+        BundledChunk("lookout._docs.names", PackageResources.docs_names_lua),
+    ]
 }

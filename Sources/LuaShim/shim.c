@@ -430,11 +430,18 @@ static void enforce_budget(lua_State *L, ShimBudget *b) {
     }
 }
 
+/// A binding's upvalue: the Swift box (first, so the __gc handler finds it as `void **`) and the
+/// state's budget, kept here so a call needs no lookup of the allocator's data.
+typedef struct BindingSlot {
+    void *box;
+    ShimBudget *budget;
+} BindingSlot;
+
 static int shim_trampoline(lua_State *L) {
-    void **slot = lua_touserdata(L, lua_upvalueindex(1));
-    ShimBudget *b = shim_budget(L);
+    BindingSlot *slot = lua_touserdata(L, lua_upvalueindex(1));
+    ShimBudget *b = slot->budget;
     b->host_critical++;
-    int r = g_dispatch(L, *slot);
+    int r = g_dispatch(L, slot->box);
     b->host_critical--;
     if (r >= 0) {
         enforce_budget(L, b);
@@ -466,8 +473,9 @@ static int shim_gc_binding(lua_State *L) {
 }
 
 void shim_pushbinding(lua_State *L, void *box) {
-    void **slot = lua_newuserdatauv(L, sizeof(void *), 0);
-    *slot = box;
+    BindingSlot *slot = lua_newuserdatauv(L, sizeof(BindingSlot), 0);
+    slot->box = box;
+    slot->budget = shim_budget(L);
     if (luaL_newmetatable(L, BINDING_MT)) {
         lua_pushcfunction(L, shim_gc_binding);
         lua_setfield(L, -2, "__gc");
@@ -521,6 +529,23 @@ void *shim_takebox(lua_State *L, int idx, const char *tname) {
 
 int shim_loadtext(lua_State *L, const char *buf, size_t len, const char *chunkname) {
     return luaL_loadbufferx(L, buf, len, chunkname, "t");
+}
+
+static int lazy_chunk(lua_State *L) {
+    const char *text = lua_touserdata(L, lua_upvalueindex(1));
+    size_t len = (size_t)lua_tointeger(L, lua_upvalueindex(2));
+    int n = lua_gettop(L);
+    if (luaL_loadbufferx(L, text, len, lua_tostring(L, lua_upvalueindex(3)), "t") != LUA_OK) return lua_error(L);
+    lua_insert(L, 1);
+    lua_call(L, n, 1);
+    return 1;
+}
+
+void shim_pushlazychunk(lua_State *L, const char *text, size_t len, const char *chunkname) {
+    lua_pushlightuserdata(L, (void *)text);
+    lua_pushinteger(L, (lua_Integer)len);
+    lua_pushstring(L, chunkname);
+    lua_pushcclosure(L, lazy_chunk, 3);
 }
 
 static int tostring_k(lua_State *L) {

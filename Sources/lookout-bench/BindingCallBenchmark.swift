@@ -69,7 +69,7 @@ struct BindingCallBenchmark: Benchmark {
             BenchRatio("lua function/C", try figure(values, "lua") / c, target: nil, goal: .atMost),
         ]
         report.notes = [
-            "times are process CPU seconds (os.clock) inside one Lookout LuaRuntime state (cpuLimit 0, count hook on)",
+            "times are process CPU seconds (os.clock) inside one Lookout LuaRuntime state (cpuLimit 0; the count hook is armed only when a limit is reached, so never here)",
             "C lua_CFunction = a Swift @convention(c) function registered directly with lua_pushcclosure (no trampoline); "
                 + "math.max is liblua's own C function, for comparison",
             "Swift binding = engine.pushFunction closure using call.integer(1), call.integer(2), call.stack.push; "

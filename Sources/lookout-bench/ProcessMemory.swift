@@ -12,14 +12,30 @@ enum ProcessMemory {
     /// `VmRSS` of another process, in bytes (0 if unknown).
     static func residentBytes(pid: Int32) -> Int { residentBytes(statusFile: "/proc/\(pid)/status") }
 
-    /// `Private_Dirty` of another process (its own heap and stacks, no shared or file-backed
-    /// pages), in bytes (0 if unknown).
-    static func privateDirtyBytes(pid: Int32) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("Private_Dirty:") {
-            return (Int(String(line.dropFirst("Private_Dirty:".count).filter(\.isNumber))) ?? 0) * 1024
+    /// Another process's memory from `/proc/PID/smaps_rollup`, in bytes (zeros if unknown).
+    struct Rollup {
+        /// Resident set size: every page in memory, shared ones counted in full.
+        var rss = 0
+        /// Proportional set size: shared pages divided among the processes that map them.
+        var pss = 0
+        /// Its own heap and stacks: no shared or file-backed pages.
+        var privateDirty = 0
+    }
+
+    static func rollup(pid: Int32) -> Rollup {
+        var rollup = Rollup()
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return rollup }
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let kB = Int(String(parts[1].filter(\.isNumber))) else { continue }
+            switch parts[0] {
+            case "Rss": rollup.rss = kB * 1024
+            case "Pss": rollup.pss = kB * 1024
+            case "Private_Dirty": rollup.privateDirty = kB * 1024
+            default: break
+            }
         }
-        return 0
+        return rollup
     }
 
     private static func residentBytes(statusFile: String) -> Int {

@@ -119,8 +119,8 @@ struct ServeMemoryBenchmark: Benchmark {
             if let node { nodeSamples.append(ProcessMemory.residentBytes(pid: node.pid)) }
             try await Task.sleep(for: .milliseconds(250))
         }
-        let serveDirty = Double(ProcessMemory.privateDirtyBytes(pid: serve.pid)) / 1_048_576
-        let nodeDirty = node.map { Double(ProcessMemory.privateDirtyBytes(pid: $0.pid)) / 1_048_576 }
+        let serveRollup = ProcessMemory.rollup(pid: serve.pid)
+        let nodeRollup = node.map { ProcessMemory.rollup(pid: $0.pid) }
         await simulator.stop()
         await boat.stop()
         // What the scripts did, from the status file serve writes every 2 s.
@@ -135,20 +135,26 @@ struct ServeMemoryBenchmark: Benchmark {
         } else {
             report.notes.append("serve wrote no status file (\(home)/state/serve-status.json)")
         }
-        let serveMB = Double(serveSamples.max() ?? 0) / 1_048_576
-        report.figures.append(BenchFigure("lookout serve", serveMB, unit: "MB",
-                                          detail: String(format: "min %.1f MB over %d samples", Double(serveSamples.min() ?? 0) / 1_048_576, serveSamples.count)))
-        if let node, !nodeSamples.isEmpty {
-            let nodeMB = Double(nodeSamples.max() ?? 0) / 1_048_576
-            report.figures.append(BenchFigure("node (idle setInterval)", nodeMB, unit: "MB"))
-            report.ratios.append(BenchRatio("lookout serve/node", serveMB / nodeMB, target: Self.target, goal: .atMost))
-            report.notes.append("node is \(node.path)")
-            if let nodeDirty {
-                report.notes.append(String(format: "private dirty memory (heap, stacks; no code pages): lookout serve %.1f MB, node %.1f MB", serveDirty, nodeDirty))
+        let mib = 1_048_576.0
+        let serveMB = Double(serveSamples.max() ?? 0) / mib
+        report.figures.append(BenchFigure("lookout serve: RSS", serveMB, unit: "MB",
+                                          detail: String(format: "min %.1f MB over %d samples", Double(serveSamples.min() ?? 0) / mib, serveSamples.count)))
+        report.figures.append(BenchFigure("lookout serve: PSS", Double(serveRollup.pss) / mib, unit: "MB", detail: "shared pages divided among their processes"))
+        report.figures.append(BenchFigure("lookout serve: private dirty", Double(serveRollup.privateDirty) / mib, unit: "MB", detail: "heap and stacks"))
+        if let node, let nodeRollup, !nodeSamples.isEmpty {
+            let nodeMB = Double(nodeSamples.max() ?? 0) / mib
+            report.figures.append(BenchFigure("node (idle setInterval): RSS", nodeMB, unit: "MB"))
+            report.figures.append(BenchFigure("node: PSS", Double(nodeRollup.pss) / mib, unit: "MB"))
+            report.figures.append(BenchFigure("node: private dirty", Double(nodeRollup.privateDirty) / mib, unit: "MB"))
+            report.ratios.append(BenchRatio("lookout serve/node (RSS)", serveMB / nodeMB, target: Self.target, goal: .atMost))
+            if nodeRollup.pss > 0 {
+                report.ratios.append(BenchRatio("lookout serve/node (PSS)", Double(serveRollup.pss) / Double(nodeRollup.pss), target: nil, goal: .atMost))
             }
+            report.notes.append("node is \(node.path); RSS is the largest of the samples, PSS and private dirty are from "
+                + "/proc/PID/smaps_rollup after the last sample")
         } else {
             report.figures.append(BenchFigure(skipped: "node (idle setInterval)", reason: "SKIP: node not found on PATH"))
-            report.ratios.append(BenchRatio(skipped: "lookout serve/node", target: Self.target, goal: .atMost, reason: "SKIP: node not found"))
+            report.ratios.append(BenchRatio(skipped: "lookout serve/node (RSS)", target: Self.target, goal: .atMost, reason: "SKIP: node not found"))
         }
         return report
     }

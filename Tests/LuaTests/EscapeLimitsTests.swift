@@ -98,6 +98,72 @@ final class EscapeLimitsTests: XCTestCase {
         assertStoppedByCPULimit(t, outcome)
     }
 
+    func testSortOfAPlainArrayStopsAtTheCPULimitInsideTheSort() async throws {
+        // 4 million integers, built in slices that wait in between; the sort alone runs past the
+        // limit. The error names the sort's line: the sort itself stopped, not the next instruction.
+        let (t, outcome) = try await run("""
+            local t, seed = {}, 1
+            for slice = 1, 80 do
+              for i = 1, 50000 do seed = (seed * 1103515245 + 12345) % 2147483648; t[#t + 1] = seed end
+              sleep(0)
+            end
+            print("built", #t)
+            table.sort(t)
+            print("sorted")
+            """, memoryLimit: 512 << 20)
+        assertStoppedByCPULimit(t, outcome)
+        XCTAssertEqual(t.lines, ["built\t4000000"])
+        XCTAssertTrue(t.errors.first?.message.hasPrefix("hostile.lua:7:") == true, "\(t.errors)")
+    }
+
+    func testPlainArraysSortAsLuasSortDoes() async throws {
+        // Integers, floats and strings are sorted by Lookout's own sort; the same values sorted
+        // through a comparator (Lua's sort) must come out the same. Mixed values, NaN and tables
+        // with a metatable take Lua's sort.
+        let (t, outcome) = try await run("""
+            math.randomseed(7)
+            local function same(values, name)
+              local a, b = table.move(values, 1, #values, 1, {}), table.move(values, 1, #values, 1, {})
+              table.sort(a)
+              table.sort(b, function(x, y) return x < y end)
+              for i = 1, #values do
+                assert(a[i] == b[i] and math.type(a[i]) == math.type(b[i]), name .. " differs at " .. i)
+              end
+            end
+            for _, n in ipairs { 2, 3, 16, 17, 1000, 20000 } do
+              local ints, floats, strings, few, down, mixed = {}, {}, {}, {}, {}, {}
+              for i = 1, n do
+                ints[i] = math.random(math.mininteger, math.maxinteger)
+                floats[i] = (math.random() - 0.5) * 1e10
+                strings[i] = ("a\0b"):rep(math.random(0, 2)) .. string.char(math.random(0, 255)) .. math.random(50)
+                few[i] = math.random(3)
+                down[i] = n - i
+                mixed[i] = i % 2 == 0 and i or i + 0.5
+              end
+              for name, values in pairs { ints = ints, floats = floats, strings = strings, few = few, down = down, mixed = mixed } do
+                same(values, name .. n)
+              end
+            end
+            local s = { "b", "a\0b", "a", "a\0a", "a\0" }
+            table.sort(s)
+            print((table.concat(s, ","):gsub("%z", "0")))
+            local f = { 3.0, -1.5, math.huge, -math.huge, 2.5 }
+            table.sort(f)
+            print(table.concat(f, ","))
+            print(pcall(table.sort, { 1, "x" }))
+            local m = setmetatable({ 3, 1, 2 }, { __index = function() end })
+            table.sort(m)
+            print(table.concat(m, ","))
+            """, cpuLimit: 30)
+        XCTAssertEqual(outcome.exitCode, 0, "\(t.errors)")
+        XCTAssertEqual(t.lines, [
+            "a,a0,a0a,a0b,b",
+            "-inf,-1.5,2.5,3.0,inf",
+            "false\tattempt to compare string with number",
+            "1,2,3",
+        ])
+    }
+
     func testGuardedTableFunctionsKeepLuasResultsAndErrors() async throws {
         let (t, outcome) = try await run("""
             local t = {1, 2, 3}

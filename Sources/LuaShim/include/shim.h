@@ -139,6 +139,10 @@ void *shim_raise_token(void);
 
 /// Loads a chunk as text only (binary chunks refused). Returns a Lua status.
 int shim_loadtext(lua_State *L, const char *buf, size_t len, const char *chunkname);
+/// Pushes a function that compiles `text` (Lua source, never binary) when called and runs it
+/// with its arguments, returning the chunk's first result: a `package.preload` loader that costs
+/// nothing until `require`. `text` must outlive the state (the process's bundled sources).
+void shim_pushlazychunk(lua_State *L, const char *text, size_t len, const char *chunkname);
 /// Protected luaL_tolstring of the value at idx: pushes the text, returns a Lua status.
 int shim_tostring(lua_State *L, int idx);
 /// Protected error text for a failed coroutine: pushes onto L the message of the error object on

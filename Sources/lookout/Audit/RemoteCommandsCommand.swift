@@ -14,6 +14,7 @@ struct RemoteCommandsCommand: AsyncParsableCommand {
     /// `lookout remote list PROFILE [--since 24h] [--state pending]`.
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List a site's Remote 2.0 commands (newest first): time, state, command, id, Loop's message.",
             discussion: "Exit status: 0 listed, 1 the site failed or has no Remote 2.0, 2 usage or configuration error.")
 

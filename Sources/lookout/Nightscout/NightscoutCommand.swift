@@ -13,6 +13,7 @@ struct NightscoutCommand: AsyncParsableCommand {
     /// `lookout nightscout token …`.
     struct Token: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "token",
             abstract: "Create or list access tokens; the profile's credentials must be an admin's (the API secret).",
             subcommands: [Create.self, List.self])
     }
@@ -20,6 +21,7 @@ struct NightscoutCommand: AsyncParsableCommand {
     /// `lookout nightscout token create PROFILE NAME ROLE…`.
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Create a subject with roles and write its access token to a file (mode 0600) for a profile's token_file.",
             discussion: """
                 Roles are Nightscout's: readable (read everything), careportal (create treatments), \
@@ -86,6 +88,7 @@ struct NightscoutCommand: AsyncParsableCommand {
     /// `lookout nightscout token list PROFILE`.
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List a site's subjects: name, roles, id, and the token's name part (never the secret part).")
 
         @Argument(help: "The config profile whose credentials are an admin's.")

@@ -25,7 +25,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
     /// `lookout outbox list [--all | --state S]`.
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List pending and failed uploads (oldest first).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List pending and failed uploads (oldest first).")
 
         @Option(help: "Only items in this state: pending, failed or sent.")
         var state: String?
@@ -57,6 +57,7 @@ struct OutboxCommand: AsyncParsableCommand {
     /// `lookout outbox retry ID`.
     struct Retry: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "retry",
             abstract: "Try an item again now (sent at once when the config has the profile that queued it).")
 
         @Argument(help: "The item's id (from `lookout outbox`).")
@@ -84,7 +85,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
     /// `lookout outbox drop ID`.
     struct Drop: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove an item for good (it will not be sent).")
+        static let configuration = CommandConfiguration(commandName: "drop", abstract: "Remove an item for good (it will not be sent).")
 
         @Argument(help: "The item's id (from `lookout outbox`).")
         var id: String

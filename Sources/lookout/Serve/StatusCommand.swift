@@ -2,9 +2,7 @@ import ArgumentParser
 import Foundation
 import LookoutAutomation
 import LookoutModules
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import LookoutWire
 
 /// `lookout status`: the health of a running `lookout serve`.
 struct StatusCommand: AsyncParsableCommand {
@@ -61,13 +59,12 @@ struct StatusCommand: AsyncParsableCommand {
 
     /// GET `url` with a short timeout; nil when nothing answers.
     static func fetch(_ url: String) async -> Data? {
-        guard let target = URL(string: url) else { return nil }
-        var request = URLRequest(url: target)
-        request.timeoutInterval = 2
-        guard let (data, response) = try? await URLSession.shared.data(for: request),
-              (response as? HTTPURLResponse)?.statusCode == 200
+        guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https" else { return nil }
+        guard let response = try? await WireHTTPClient.shared.send(
+                WireHTTPRequest(method: "GET", url: target), timeout: .seconds(2), maximumBodyBytes: 8 << 20),
+              response.status == 200
         else { return nil }
-        return data
+        return response.body
     }
 }
 
