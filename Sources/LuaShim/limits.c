@@ -419,6 +419,11 @@ static int sort_plain(lua_State *L, lua_Integer n) {
     int kind = plain_kind(L, &m, n);
     size_t count = (size_t)n;
     int depth = depth_for(count);
+    // The buffers must fit beside what the state holds: near the memory limit, Lua's in-place
+    // sort still succeeds where this one would fail.
+    size_t need = count * (kind == SORT_STRINGS ? sizeof(SortString) + 16 : sizeof(lua_Integer));
+    ShimBudget *b = shim_budget(L);
+    if (b->limit > 0 && b->used + need > b->limit) return 0;
     switch (kind) {
     case SORT_INTS:
         SORT_NUMBERS(lua_Integer, ints, lua_tointeger, lua_pushinteger);

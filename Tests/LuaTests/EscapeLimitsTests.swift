@@ -116,6 +116,19 @@ final class EscapeLimitsTests: XCTestCase {
         XCTAssertTrue(t.errors.first?.message.hasPrefix("hostile.lua:7:") == true, "\(t.errors)")
     }
 
+    func testSortNearTheMemoryLimitStillSucceeds() async throws {
+        // 500,000 strings fill half of a 16 MB state; Lookout's own sort would need 20 MB more for
+        // its buffers, so Lua's in-place sort runs instead, as it always did.
+        let (t, outcome) = try await run("""
+            local t = {}
+            for i = 1, 500000 do t[i] = "a" .. (i % 10) end
+            table.sort(t)
+            print(t[1], t[#t], #t)
+            """, cpuLimit: 60, memoryLimit: 16 << 20)
+        XCTAssertEqual(outcome.exitCode, 0, "\(t.errors)")
+        XCTAssertEqual(t.lines, ["a0\ta9\t500000"])
+    }
+
     func testPlainArraysSortAsLuasSortDoes() async throws {
         // Integers, floats and strings are sorted by Lookout's own sort; the same values sorted
         // through a comparator (Lua's sort) must come out the same. Mixed values, NaN and tables
