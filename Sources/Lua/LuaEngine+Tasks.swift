@@ -36,6 +36,30 @@ extension LuaEngine {
         }
     }
 
+    /// The most tasks that may be alive at once (`task.spawn` raises beyond it).
+    public var taskLimit: Int { TaskModule.maximumTasks }
+    /// How many more tasks may be spawned now.
+    public var spawnableTaskCount: Int { max(0, TaskModule.maximumTasks - tasks.count) }
+
+    /// Spawns a task that calls the value at `index` of `stack` (a function on the stack of the
+    /// running binding) with the arguments `push` leaves on the new task's stack (it returns how
+    /// many, or `nil` when they do not fit). For hosts that start a task per event (a Signal K
+    /// handler per delta) without `task.spawn`'s handle and per-call label. Returns `false`, and
+    /// spawns nothing, at the `task.spawn` limit.
+    @discardableResult
+    public func spawnCall(of index: Int32, on stack: LuaStack, label: String, reportErrors: Bool = true,
+                          _ push: (LuaStack) -> Int32?) -> Bool {
+        guard tasks.count < TaskModule.maximumTasks else { return false }
+        let index = lua_absindex(stack.L, index)
+        spawn(label: label, reportErrors: reportErrors) { target in
+            guard target.ensure(1) else { return nil }
+            lua_pushvalue(stack.L, index)
+            lua_xmove(stack.L, target.L, 1)
+            return push(target)
+        }
+        return true
+    }
+
     /// Resumes ready tasks until none is left. Safe to call from anywhere on the executor: when a
     /// task is already running, the tasks made ready now run when it yields.
     public func drain() {

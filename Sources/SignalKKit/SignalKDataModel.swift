@@ -384,6 +384,10 @@ public actor SignalKStore {
     @discardableResult
     public func apply(_ delta: SignalKDelta) -> [SignalKChange] { model.apply(delta) }
 
+    /// Applies deltas in order (one call for a batch); returns each one's changes.
+    @discardableResult
+    public func apply(_ deltas: [SignalKDelta]) -> [[SignalKChange]] { deltas.map { model.apply($0) } }
+
     /// Parses one text frame, applies it, and returns the message (for the caller to handle replies etc.).
     public func ingest(frame text: String) throws -> SignalKServerMessage {
         let m = try SignalKServerMessage.parse(text)

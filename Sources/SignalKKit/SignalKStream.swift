@@ -163,9 +163,18 @@ public actor SignalKStream {
     private var runTask: Task<Void, Never>?
     private var closing = false
     private var consumers: [Int: AsyncStream<SignalKStreamEvent>.Continuation] = [:]
+    private var batchConsumers: [SignalKEventQueue] = []
     private var nextConsumer = 0
+    /// What identifies a value for duplicate suppression (no text is built per value).
+    private struct SeenKey: Hashable {
+        let context: String
+        let path: String
+        let source: String
+    }
     /// The last value seen per context, path and source, with the server generation it came from.
-    private var seen: [String: (time: Date, value: JSONValue, generation: Int)] = [:]
+    private var seen: [SeenKey: (time: Date, value: JSONValue, generation: Int)] = [:]
+    /// Frames a socket's reader may parse ahead of the actor.
+    static let inboxLimit = 1024
     /// Counts servers (a new `serverStartId` is a new server run).
     private var serverGeneration = 0
 
@@ -199,12 +208,43 @@ public actor SignalKStream {
         return s
     }
 
+    /// A new consumer that takes its events in batches (see ``SignalKEventQueue``): the cheap way
+    /// to follow a busy stream. The current state is delivered first; it ends when the stream is
+    /// closed. Buffer: ``SignalKStreamConfiguration/bufferSize`` events, dropping the oldest.
+    public func eventBatches() -> SignalKEventQueue {
+        let queue = SignalKEventQueue(capacity: max(1, configuration.bufferSize))
+        queue.append([.state(state)])
+        if state == .closed { queue.finish() } else { batchConsumers.append(queue) }
+        return queue
+    }
+
     private func removeConsumer(_ id: Int) { consumers[id] = nil }
 
     private func emit(_ e: SignalKStreamEvent) {
         for c in consumers.values {
             if case .dropped = c.yield(e) { droppedEventCount += 1 }
         }
+        if !batchConsumers.isEmpty { emitToBatchConsumers([e]) }
+    }
+
+    /// Emits `events` in order: one hand-off per batch consumer.
+    private func emit(_ events: [SignalKStreamEvent]) {
+        guard !events.isEmpty else { return }
+        for c in consumers.values {
+            for e in events {
+                if case .dropped = c.yield(e) { droppedEventCount += 1 }
+            }
+        }
+        emitToBatchConsumers(events)
+    }
+
+    private func emitToBatchConsumers(_ events: [SignalKStreamEvent]) {
+        var stopped = false
+        for q in batchConsumers {
+            if q.isCancelled { stopped = true; continue }
+            droppedEventCount += q.append(events)
+        }
+        if stopped { batchConsumers.removeAll { $0.isCancelled } }
     }
 
     private func setState(_ s: SignalKConnectionState) {
@@ -231,6 +271,8 @@ public actor SignalKStream {
         setState(.closed)
         for c in consumers.values { c.finish() }
         consumers.removeAll()
+        for q in batchConsumers { q.finish() }
+        batchConsumers.removeAll()
     }
 
     // MARK: subscriptions
@@ -352,7 +394,13 @@ public actor SignalKStream {
                             try await outbound.write(.text(text))
                         }
                     }
-                    group.addTask { try await self.read(inbound.messages(maxSize: maxFrame), socket: id) }
+                    group.addTask {
+                        // The reader parses frames on this task's child; the actor takes them in batches.
+                        let inbox = SignalKInbox(limit: Self.inboxLimit)
+                        async let reading: Void = Self.read(inbound.messages(maxSize: maxFrame), into: inbox)
+                        await self.drain(inbox, socket: id)
+                        try await reading
+                    }
                     _ = try await group.next()
                     group.cancelAll()
                 }
@@ -369,21 +417,60 @@ public actor SignalKStream {
         return gotHello
     }
 
-    /// Reads a socket's frames on the actor: frames that are already buffered are handled
-    /// without a hop per frame.
-    private func read(_ messages: WebSocketInboundMessageStream, socket id: Int) async throws {
+    /// Reads a socket's frames and parses them off the actor, into `inbox` (closed at the end).
+    private static func read(_ messages: WebSocketInboundMessageStream, into inbox: SignalKInbox) async throws {
+        defer { inbox.close() }
         for try await message in messages {
-            if case .text(let text) = message { await handle(text, socket: id) }
+            guard case .text(let text) = message else { continue }
+            let item = SignalKInbox.Item { try SignalKServerMessage.parse(text) }
+            guard await inbox.put(item, size: text.utf8.count) else { return }
         }
     }
 
-    private func handle(_ text: String, socket id: Int) async {
-        guard id == socketID, !closing else { return }
-        let message: SignalKServerMessage
-        do { message = try SignalKServerMessage.parse(text) } catch {
-            malformedFrameCount += 1
-            return
+    /// Handles the parsed frames of socket `id` a batch at a time, until the reader ends.
+    private func drain(_ inbox: SignalKInbox, socket id: Int) async {
+        while let batch = await inbox.take() {
+            await handle(batch, socket: id)
         }
+        inbox.close()  // a cancelled drain releases a waiting reader
+    }
+
+    /// One batch, in order: deltas are deduplicated one by one, applied to the store together and
+    /// emitted together (one hand-off per consumer); any other message first flushes the deltas
+    /// before it.
+    private func handle(_ batch: [SignalKInbox.Item], socket id: Int) async {
+        var deltas: [SignalKDelta] = []
+        for item in batch {
+            guard id == socketID, !closing else { break }
+            switch item {
+            case .failure:
+                malformedFrameCount += 1
+            case .success(.delta(let d)):
+                let filtered = configuration.deduplicate ? dedupe(d) : d
+                if !filtered.updates.isEmpty { deltas.append(filtered) }
+            case .success(let message):
+                await apply(&deltas)
+                guard id == socketID, !closing else { break }
+                await handle(message)
+            }
+        }
+        await apply(&deltas)
+    }
+
+    /// Applies `deltas` to the store in one call and emits them; empties `deltas`.
+    private func apply(_ deltas: inout [SignalKDelta]) async {
+        guard !deltas.isEmpty else { return }
+        let batch = deltas
+        deltas = []
+        let changes = await store.apply(batch)
+        var events: [SignalKStreamEvent] = []
+        events.reserveCapacity(batch.count)
+        for (d, c) in zip(batch, changes) { events.append(.delta(d, changes: c)) }
+        emit(events)
+    }
+
+    /// A message that is not a delta.
+    private func handle(_ message: SignalKServerMessage) async {
         switch message {
         case .hello(let h):
             // A restarted server may replay values with older timestamps: from then on only exact
@@ -398,11 +485,6 @@ public actor SignalKStream {
             setState(.connected(h))
             emit(.hello(h))
             sendPending()
-        case .delta(let d):
-            let filtered = configuration.deduplicate ? dedupe(d) : d
-            guard !filtered.updates.isEmpty else { return }
-            let changes = await store.apply(filtered)
-            emit(.delta(filtered, changes: changes))
         case .warning(let s): emit(.warning(s))
         case .error(let s): emit(.serverError(s))
         case .reply(let r): emit(.reply(r))
@@ -410,25 +492,39 @@ public actor SignalKStream {
         }
     }
 
+    /// Drops values already seen (see ``SignalKStreamConfiguration/deduplicate``). A delta with
+    /// nothing to drop is returned as it is (no copy).
     private func dedupe(_ d: SignalKDelta) -> SignalKDelta {
         let ctx = d.resolvedContext(selfContext: hello?.selfContext)
-        var out = d
-        out.updates = d.updates.compactMap { u in
-            guard let ts = u.timestamp else { return u }
-            var u2 = u
+        var out: SignalKDelta?
+        for (i, u) in d.updates.enumerated() {
+            guard let ts = u.timestamp else {
+                out?.updates.append(u)
+                continue
+            }
             let src = u.sourceRef ?? ""
-            u2.values = u.values.filter { pv in
-                let key = ctx + "\u{1}" + pv.path + "\u{1}" + src
+            var kept: [SignalKPathValue]? = u.values.isEmpty && u.meta.isEmpty ? [] : nil  // an empty update goes
+            for (j, pv) in u.values.enumerated() {
+                let key = SeenKey(context: ctx, path: pv.path, source: src)
                 if let last = seen[key],
                    (ts == last.time && pv.value == last.value) || (ts < last.time && last.generation == serverGeneration) {
                     suppressedDuplicateCount += 1
-                    return false
+                    if kept == nil { kept = Array(u.values[..<j]) }
+                    continue
                 }
                 seen[key] = (ts, pv.value, serverGeneration)
-                return true
+                kept?.append(pv)
             }
-            return u2.values.isEmpty && u2.meta.isEmpty ? nil : u2
+            if let kept {
+                // Something was dropped: from here on the delta is a copy.
+                if out == nil { out = SignalKDelta(context: d.context, updates: Array(d.updates[..<i])) }
+                var u2 = u
+                u2.values = kept
+                if !(kept.isEmpty && u2.meta.isEmpty) { out!.updates.append(u2) }
+            } else {
+                out?.updates.append(u)
+            }
         }
-        return out
+        return out ?? d
     }
 }

@@ -13,4 +13,38 @@ public enum SignalKTimestamp {
     /// Formats a date as RFC 3339 UTC with milliseconds and `Z`, the form signalk-server emits
     /// (`2026-08-22T17:01:02.345Z`).
     public static func format(_ date: Date) -> String { ISO8601.format(date) }
+
+    /// Calls `body` with the bytes of ``format(_:)``, written on the native stack (no allocation:
+    /// for hot paths that copy the text elsewhere, e.g. onto a Lua stack).
+    public static func withFormatted<R>(_ date: Date, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let seconds = date.timeIntervalSince1970
+        let ms = seconds.magnitude < 1e14 ? Int64((seconds * 1000).rounded(.down)) : 0
+        let (days, rem) = CivilCalendar.split(epochMilliseconds: ms)
+        let (y, mo, d) = CivilCalendar.date(days: days)
+        guard seconds.magnitude < 1e14, (0...9999).contains(y) else {
+            var text = format(date)
+            return try text.withUTF8 { try body($0) }
+        }
+        var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: `yyyy-mm-ddThh:mm:ss.fffZ`
+        return try withUnsafeMutableBytes(of: &bytes) { raw in
+            let b = raw.bindMemory(to: UInt8.self)
+            var i = 0
+            func put(_ v: Int, _ width: Int) {
+                var v = v
+                for k in stride(from: width - 1, through: 0, by: -1) {
+                    b[i + k] = UInt8(truncatingIfNeeded: 48 + v % 10)
+                    v /= 10
+                }
+                i += width
+            }
+            func put(_ c: UInt8) {
+                b[i] = c
+                i += 1
+            }
+            put(y, 4); put(UInt8(ascii: "-")); put(mo, 2); put(UInt8(ascii: "-")); put(d, 2); put(UInt8(ascii: "T"))
+            put(rem / 3_600_000, 2); put(UInt8(ascii: ":")); put(rem / 60_000 % 60, 2); put(UInt8(ascii: ":"))
+            put(rem / 1000 % 60, 2); put(UInt8(ascii: ".")); put(rem % 1000, 3); put(UInt8(ascii: "Z"))
+            return try body(UnsafeBufferPointer(rebasing: b[0..<i]))
+        }
+    }
 }

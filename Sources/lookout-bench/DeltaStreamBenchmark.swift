@@ -1,8 +1,7 @@
 import Foundation
-import LookoutSim
 
 /// P4: Signal K deltas per second delivered to a Lua `boat:on` handler (and a plain
-/// `for d in boat:deltas{…}` loop) from the simulator over loopback, against a Python
+/// `for d in boat:deltas{…}` loop) from a separate feeder process over loopback, against a Python
 /// `websockets` client doing `json.loads` per message on the same stream in the same run.
 struct DeltaStreamBenchmark: Benchmark {
     let id = "P4"
@@ -12,11 +11,9 @@ struct DeltaStreamBenchmark: Benchmark {
     static let targetRate = 100_000.0
     /// Least Lua/Python rate ratio that passes.
     static let targetRatio = 3.0
-    /// Frames queued per flood call while a Lua consumer is paced.
-    static let chunk = 256
-    /// Most frames ahead of what the Lua consumer reported: below the stream's event buffer
-    /// (1,024) and a loop's buffer (4,096), so nothing is ever dropped.
-    static let window = 768
+    /// Most frames the feeder sends ahead of what the Lua consumer reported: below a loop's
+    /// buffer (4,096) and the stream's event buffer (8,192), so nothing is ever dropped.
+    static let window = 3_584
 
     func run(_ settings: BenchSettings) async throws -> BenchReport {
         let n = settings.deltaCount
@@ -25,48 +22,32 @@ struct DeltaStreamBenchmark: Benchmark {
         let valueSum = Self.valueSum(count: n)
         let generated = BenchClock.monotonic() - setupStart
 
-        let sim = try SignalKSimulator(options: .init(rate: 1, autoTick: false))
-        let base = try await sim.start()
-        do {
-            let report = try await measure(sim, base: base, frames: frames, valueSum: valueSum, n: n, generated: generated)
-            await sim.stop()
-            return report
-        } catch {
-            await sim.stop()
-            throw error
-        }
+        let feeder = try DeltaStreamFeeder.start(frames: frames, hello: Self.hello)
+        defer { feeder.stop() }
+        return try await measure(feeder, valueSum: valueSum, n: n, generated: generated)
     }
 
-    private func measure(_ sim: SignalKSimulator, base: URL, frames: [String], valueSum: Double, n: Int,
-                         generated: Double) async throws -> BenchReport {
-        let url = base.absoluteString
-        let stream = "ws://127.0.0.1:\(sim.port)/signalk/v1/stream?subscribe=none"
+    private func measure(_ feeder: DeltaStreamFeeder, valueSum: Double, n: Int, generated: Double) async throws -> BenchReport {
+        let url = "http://127.0.0.1:\(feeder.port)"
+        let stream = "ws://127.0.0.1:\(feeder.port)/signalk/v1/stream?subscribe=none"
         var report = BenchReport(id: id, title: "Signal K deltas to a consumer (\(n.formatted()) single-value deltas over loopback)")
 
-        Self.log("simulator at \(url)")
-        // 1. The server alone: flood into a null WebSocket reader.
-        try await waitForConnections(sim, 0)
-        let sinkTask = Task { try await DeltaStreamSink.receive(port: sim.port, count: n) }
-        try await waitForConnections(sim, 1)
-        let queueStart = BenchClock.monotonic()
-        await sim.flood(frames: frames, count: n)
-        let queueSeconds = BenchClock.monotonic() - queueStart
-        Self.log(String(format: "queued %d frames in %.3f s", n, queueSeconds))
-        let sinkSeconds = try await sinkTask.value
+        Self.log("feeder (python3, pid of its own) at \(url)")
+        // 1. The feeder alone: every frame at once into a null WebSocket reader.
+        feeder.flood()
+        let sinkSeconds = try await DeltaStreamSink.receive(port: feeder.port, count: n)
         Self.log("null reader done")
 
         // 2. Lua boat:on handler, 3. Lua for loop; both paced a window ahead of the script.
-        let lua = try await DeltaStreamScript.start(name: "bench-p4.lua")
+        let lua = try await DeltaStreamScript.start(name: "bench-p4.lua") { feeder.progress($0) }
         let onValues: [String: Double], loopValues: [String: Double]
         do {
-            try await waitForConnections(sim, 0)
             onValues = try await lua.run(Self.onSource(url: url, n: n), chunkName: "=bench-p4-on") { progress in
-                try await self.paced(sim, frames: frames, progress: progress)
+                try await self.paced(feeder, lua: lua, progress: progress, n: n)
             }
             Self.log("Lua on done")
-            try await waitForConnections(sim, 0)
             loopValues = try await lua.run(Self.loopSource(url: url, n: n), chunkName: "=bench-p4-for") { progress in
-                try await self.paced(sim, frames: frames, progress: progress)
+                try await self.paced(feeder, lua: lua, progress: progress, n: n)
             }
         } catch {
             await lua.close()
@@ -90,11 +71,8 @@ struct DeltaStreamBenchmark: Benchmark {
             let venv = try DeltaStreamPython.prepare()
             defer { venv.remove() }
             pythonVersion = venv.version
-            try await waitForConnections(sim, 0)
-            python = try await venv.run(url: stream, count: n) {
-                try await waitForConnections(sim, 1)
-                await sim.flood(frames: frames, count: n)
-            }
+            feeder.flood()
+            python = try await venv.run(url: stream, count: n)
             if let p = python, abs(p.sum - valueSum) > 1e-6 * abs(valueSum) {
                 throw BenchFailure("the Python client summed \(p.sum), expected \(valueSum)")
             }
@@ -103,24 +81,20 @@ struct DeltaStreamBenchmark: Benchmark {
         }
 
         func rate(_ seconds: Double) -> Double { Double(n - 1) / seconds }
+        func detail(_ seconds: Double) -> String { String(format: "%.3f s, %.2f µs/delta", seconds, seconds / Double(n - 1) * 1e6) }
         let onRate = rate(onSeconds)
         report.figures = [
-            BenchFigure("Lua boat:on handler", onRate / 1000, unit: "k deltas/s",
-                        detail: String(format: "%.3f s, %.2f µs/delta", onSeconds, onSeconds / Double(n - 1) * 1e6)),
-            BenchFigure("Lua for d in boat:deltas{}", rate(loopSeconds) / 1000, unit: "k deltas/s",
-                        detail: String(format: "%.3f s, %.2f µs/delta", loopSeconds, loopSeconds / Double(n - 1) * 1e6)),
+            BenchFigure("feeder → null reader (the ceiling)", rate(sinkSeconds) / 1000, unit: "k deltas/s", detail: detail(sinkSeconds)),
+            BenchFigure("Lua boat:on handler", onRate / 1000, unit: "k deltas/s", detail: detail(onSeconds)),
+            BenchFigure("Lua for d in boat:deltas{}", rate(loopSeconds) / 1000, unit: "k deltas/s", detail: detail(loopSeconds)),
         ]
         if let python {
             report.figures.append(BenchFigure(
                 "Python websockets \(pythonVersion) + json.loads", rate(python.seconds) / 1000, unit: "k deltas/s",
-                detail: String(format: "%.3f s, %.2f µs/delta", python.seconds, python.seconds / Double(n - 1) * 1e6)))
+                detail: detail(python.seconds)))
         } else {
             report.figures.append(BenchFigure(skipped: "Python websockets + json.loads", reason: pythonSkip ?? "SKIP"))
         }
-        report.figures.append(BenchFigure(
-            "server → null reader (flood send rate)", rate(sinkSeconds) / 1000, unit: "k deltas/s",
-            detail: String(format: "%.3f s; queueing %d frames took %.3f s (%.1f M/s)", sinkSeconds, n, queueSeconds,
-                           Double(n) / queueSeconds / 1e6)))
         report.figures.append(BenchFigure("setup: encode frames", generated, unit: "s", detail: "not timed"))
 
         report.ratios.append(BenchRatio("Lua on rate / 100k per s", onRate / Self.targetRate, target: 1, goal: .atLeast))
@@ -132,19 +106,24 @@ struct DeltaStreamBenchmark: Benchmark {
                                             reason: pythonSkip ?? "SKIP"))
         }
         report.notes = [
-            "simulator in this process on 127.0.0.1 (autoTick off); SignalKSimulator.flood queues pre-encoded "
-                + "signalk-server-style single-value deltas (navigation.speedOverGround/courseOverGroundTrue/headingTrue, "
-                + "$source nmea0183.GP, 1 ms apart, distinct values) on every socket; every consumer sums the values and "
-                + "the sum is checked",
+            "feeder: a separate python3 process (standard library only) on 127.0.0.1 that writes WebSocket frames "
+                + "encoded in advance (signalk-server-style single-value deltas: navigation.speedOverGround/"
+                + "courseOverGroundTrue/headingTrue, $source nmea0183.GP, 1 ms apart, distinct values) with sendall, "
+                + "as fast as the socket takes them; its rate into a null reader (a blocking Swift WebSocket reader "
+                + "on its own thread that only counts frames) is the ceiling; every consumer sums the values and the "
+                + "sum is checked (nothing lost)",
             "rates are (N-1)/(time from the first to the Nth delta) taken inside each consumer (Lua: bench_now(), "
                 + "a monotonic clock binding; Python: time.perf_counter()); wall clock, one run each",
             "Lua: a LuaRuntime with the signalk module, signalk.connect{url, subscribe=\"none\"}; boat:on(\"navigation.*\", fn) "
-                + "(fn runs as its own task per delta) and for d in boat:deltas{paths={\"navigation.*\"}}; the flood stays "
-                + "\(Self.window) frames ahead of the count the script reports every 128 deltas, since the stream's event "
-                + "buffer (1,024) and a loop's buffer (4,096) drop the oldest when full",
+                + "(fn runs as its own task per delta) and for d in boat:deltas{paths={\"navigation.*\"}}",
+            "pacing of the Lua consumers: the feeder is always faster than any consumer, and a Lookout boat drops the "
+                + "oldest values when a script falls behind (by design: a slow script sees the newest data, the socket "
+                + "never stalls), so a lossless run needs pacing: the script calls bench_progress(n) every 256 deltas, "
+                + "which writes \"p n\" on the feeder's control pipe (one write(2) from the script's executor); the feeder "
+                + "stays at most \(Self.window) frames ahead (below a loop's buffer of 4,096, so nothing is dropped) and "
+                + "sleeps in select() otherwise",
             "Python: websockets.connect(max_size=None, compression=None), async for + json.loads per message, in a "
-                + "throwaway venv; all N frames queued at once (TCP paces the server)",
-            "flood send rate: a blocking Swift WebSocket reader on its own thread that only counts frames",
+                + "throwaway venv; all N frames at once (TCP and websockets' read limit pace the feeder)",
         ]
         return report
     }
@@ -152,41 +131,23 @@ struct DeltaStreamBenchmark: Benchmark {
     /// Progress on standard error.
     static func log(_ text: String) { FileHandle.standardError.write(Data("  P4: \(text)\n".utf8)) }
 
-    /// Queues the frames a chunk at a time, never more than `window` ahead of the script.
-    private func paced(_ sim: SignalKSimulator, frames: [String], progress: DeltaStreamProgress) async throws {
-        await progress.wait(atLeast: 0)
-        guard !progress.hasEnded else { return }
-        try await waitForConnections(sim, 1)
-        var sent = 0
-        let watchdog = Task {
-            while !Task.isCancelled {
-                try await Task.sleep(for: .milliseconds(500))
-                if progress.secondsSinceChange > 10 { progress.end() }
-            }
-        }
-        defer { watchdog.cancel() }
-        while sent < frames.count {
-            let k = min(Self.chunk, frames.count - sent)
-            await sim.flood(frames: Array(frames[sent..<sent + k]), count: k)
-            sent += k
-            await progress.wait(atLeast: sent - Self.window)
-            if progress.hasEnded && progress.current < frames.count {
-                throw BenchFailure("the Lua consumer stalled at \(progress.current) of \(frames.count) deltas "
+    /// Lets the feeder serve the next connection paced by the script's progress (which the script
+    /// writes to the feeder itself); fails when the script makes no progress for 10 s.
+    private func paced(_ feeder: DeltaStreamFeeder, lua: DeltaStreamScript, progress: DeltaStreamProgress, n: Int) async throws {
+        feeder.paced(window: Self.window)
+        while !progress.hasEnded {
+            try await Task.sleep(for: .milliseconds(200))
+            if progress.secondsSinceChange > 10 && !progress.hasEnded {
+                feeder.abort()
+                await lua.runtime.cancelAll()
+                throw BenchFailure("the Lua consumer stalled at \(progress.current) of \(n) deltas "
                     + "(values dropped or the script ended)")
             }
         }
     }
 
-    /// Waits until the simulator has exactly `count` sockets (5 s at most).
-    private func waitForConnections(_ sim: SignalKSimulator, _ count: Int) async throws {
-        let deadline = BenchClock.monotonic() + 5
-        while await sim.connectionCount() != count {
-            guard BenchClock.monotonic() < deadline else {
-                throw BenchFailure("the simulator has \(await sim.connectionCount()) sockets, expected \(count)")
-            }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-    }
+    /// The hello the feeder sends first (as signalk-server does).
+    static let hello = #"{"name":"signalk-server","version":"2.31.1","self":"vessels.urn:mrn:imo:mmsi:230099999","roles":["master","main"],"timestamp":"2024-05-01T10:00:00.000Z"}"#
 
     static let paths = ["navigation.speedOverGround", "navigation.courseOverGroundTrue", "navigation.headingTrue"]
 
@@ -230,7 +191,7 @@ struct DeltaStreamBenchmark: Benchmark {
             progress(count)
             h:stop()
             boat:close()
-          elseif count % 128 == 0 then
+          elseif count % 256 == 0 then
             progress(count)
           end
         end)
@@ -251,7 +212,7 @@ struct DeltaStreamBenchmark: Benchmark {
           sum = sum + d.value
           if count == 1 then first = now() end
           if count == N then break end
-          if count % 128 == 0 then progress(count) end
+          if count % 256 == 0 then progress(count) end
         end
         print("loop=" .. string.format("%.9f", now() - first))
         print("sum=" .. string.format("%.17g", sum))

@@ -71,7 +71,8 @@ struct DeltaStreamScript {
     let progress = DeltaStreamProgress()
     private let lines: LineBox
 
-    static func start(name: String) async throws -> DeltaStreamScript {
+    /// - Parameter report: also told each `bench_progress(n)`, on the script's executor (the feeder's pipe).
+    static func start(name: String, report: @escaping @Sendable (Int) -> Void) async throws -> DeltaStreamScript {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-bench-p4-lua-\(getpid())").path
         let paths = LookoutPaths(configFile: directory + "/config.toml", stateDirectory: directory)
         let modules = HostModules.all(config: HostConfig(), paths: paths, logger: Logger(label: "lookout-bench"))
@@ -92,7 +93,9 @@ struct DeltaStreamScript {
         let progress = script.progress
         await runtime.withEngine { engine in
             engine.pushFunction("bench_progress") { call in
-                progress.report(Int(try call.integer(1)))
+                let n = Int(try call.integer(1))
+                report(n)
+                progress.report(n)
                 return .values(0)
             }
             engine.setGlobal("bench_progress")

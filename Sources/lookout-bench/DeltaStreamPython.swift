@@ -70,9 +70,9 @@ struct DeltaStreamPython {
         var sum: Double
     }
 
-    /// Starts the client on `url`; `whenConnected` runs once the simulator has its socket (it
-    /// floods); returns when the client has parsed `count` messages.
-    func run(url: String, count: Int, whenConnected: () async throws -> Void) async throws -> Result {
+    /// Runs the client on `url` (the feeder floods it); returns when the client has parsed
+    /// `count` messages.
+    func run(url: String, count: Int) async throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, url, String(count)]
@@ -88,12 +88,6 @@ struct DeltaStreamPython {
         try process.run()
         // Collect output on threads of their own (a full pipe would stall the client).
         let outData = PipeCollector(out.fileHandleForReading), errData = PipeCollector(err.fileHandleForReading)
-        do {
-            try await whenConnected()
-        } catch {
-            process.terminate()
-            throw error
-        }
         var it = exited.stream.makeAsyncIterator()
         let status = await it.next() ?? -1
         let text = outData.wait(), errors = errData.wait()

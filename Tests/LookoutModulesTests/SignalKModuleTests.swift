@@ -187,6 +187,31 @@ final class SignalKModuleTests: XCTestCase {
         XCTAssertEqual(lines, ["true\t1", "environment.ontest.x=1 environment.ontest.y=2", "true\tfalse\tfalse", "0"])
     }
 
+    /// Handlers start in the order the values arrived, each as a task of its own (one that waits
+    /// does not hold up the next), with every field of the delta; the handler's task label names
+    /// its pattern.
+    func testOnStartsHandlersInArrivalOrder() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "boat")
+            local got, first, release = {}, nil, false
+            local h = boat:on("environment.ordertest.*", function(d)
+              first = first or d
+              -- 3 waits until the others are in: each value is a task of its own
+              while d.value == 3 and not release do task.yield() end
+              got[#got + 1] = d.value
+            end)
+            for i = 1, 12 do simctl.publish("environment.ordertest.v", i) end
+            local spins = 0
+            while #got < 11 and spins < 1000000 do spins = spins + 1; task.yield() end
+            release = true
+            while #got < 12 and spins < 2000000 do spins = spins + 1; task.yield() end
+            print(table.concat(got, ","))
+            print(first.path, first.context == boat:hello().self, type(first.source), #first.timestamp)
+            h:stop()
+            """)
+        XCTAssertEqual(lines, ["1,2,4,5,6,7,8,9,10,11,12,3", "environment.ordertest.v\ttrue\tstring\t24"])
+    }
+
     /// The README pattern: a `<close>` boat whose handler outlives the main chunk. The host keeps
     /// the boat open while the handler runs (a value published after the chunk ended arrives),
     /// and closes it when the last handler stops.

@@ -13,8 +13,11 @@ import SignalKKit
 /// - `deltas` returns a to-be-closed 4th value (the loop's cursor), so Lua 5.4 closes it when the
 ///   loop ends, breaks, raises, or its task is cancelled: the buffer is unregistered at once.
 ///   A cursor that is dropped without a `for` loop is closed when it is collected.
-/// - `on` is Lua over `deltas` and `task.spawn`: one runner task loops and spawns `fn(d)` as its
-///   own task per value; `handle:stop()` closes the loop and cancels the runner.
+/// - `on` is Lua over the same loop: one runner task calls the loop's `spawn_each(fn)`, which
+///   takes what is buffered (up to 512 values) and starts `fn(d)` as a task of its own per value,
+///   each `d` built straight on that task's stack (no list, no `task.spawn` handle per value);
+///   it waits like `fetch()` when nothing is buffered. `handle:stop()` closes the loop and
+///   cancels the runner. The task limit of `task.spawn` holds: at the limit the runner fails.
 /// - The host anchors what it runs: a boat whose `<close>` variable goes out of scope while `on`
 ///   handlers run stays open until the last of them stops (or the script ends), so
 ///   `local boat <close> = signalk.connect "boat"` then `boat:on(…)` keeps working after the
@@ -82,7 +85,8 @@ extension SignalKLuaBoat {
         try stack.protectedCall(arguments: 3, results: 0, what: "signalk")
     }
 
-    /// `open(boat, opts)`: registers a loop and returns its `fetch` function and cursor.
+    /// `open(boat, opts)`: registers a loop and returns its `fetch` function, cursor and
+    /// `spawn_each(fn)` (for `on`).
     static func openDeltas(_ call: LuaCall) throws -> LuaReturn {
         let boat = try boat(call)
         let opts = try call.options(1)
@@ -135,7 +139,38 @@ extension SignalKLuaBoat {
             }
         }
         call.push(object: cursor, type: DeltaCursor.type)
-        return .values(2)
+        let label = "boat:on handler for '\(paths.first?.pattern ?? "*")'"
+        call.engine.pushFunction("signalk.boat:on", on: call.stack) { call in
+            guard call.stack.kind(at: call.index(1)) == .function else {
+                throw call.argumentError(1, "function expected, got \(call.stack.typeName(at: call.index(1)))")
+            }
+            if cursor.isClosed { return .values(0) }
+            let room = call.engine.spawnableTaskCount
+            guard room > 0 else { throw LuaRaise("too many tasks (limit \(call.engine.taskLimit))") }
+            let (items, finished, dropped) = buffer.take(min(batchSize, room))
+            if !items.isEmpty {
+                warnIfDropped(cursor, dropped, engine: call.engine)
+                for item in items {
+                    call.engine.spawnCall(of: call.index(1), on: call.stack, label: label) { stack in
+                        guard stack.ensure(8) else { return nil }
+                        pushChange(item, on: stack)
+                        return 1
+                    }
+                }
+                call.stack.push(true)
+                return .values(1)
+            }
+            if finished { return .values(0) }
+            return try call.wait("signalk deltas", event: true, {
+                await buffer.waitForData()
+                return true
+            }) { stack, _ in
+                // Ask again: the next call takes the values on its own stack.
+                if buffer.take(0).finished || cursor.isClosed { stack.pushNil() } else { stack.push(false) }
+                return 1
+            }
+        }
+        return .values(3)
     }
 
     private static func warnIfDropped(_ cursor: DeltaCursor, _ dropped: Int, engine: LuaEngine) {
@@ -150,29 +185,30 @@ extension SignalKLuaBoat {
         let stack = LuaStack(L)
         guard stack.ensure(8) else { return stack.pushNil() }
         stack.pushTable(array: items.count)
-        var lastDate: Date?
-        var lastText = ""
         for (i, c) in items.enumerated() {
-            stack.pushTable(fields: 5)
-            stack.push(c.context)
-            stack.setField("context", in: -2)
-            stack.push(c.path)
-            stack.setField("path", in: -2)
-            SignalKLuaValues.push(c.value, on: stack)
-            stack.setField("value", in: -2)
-            if let s = c.sourceRef {
-                stack.push(s)
-                stack.setField("source", in: -2)
-            }
-            if let t = c.timestamp {
-                if t != lastDate {
-                    lastDate = t
-                    lastText = SignalKTimestamp.format(t)
-                }
-                stack.push(lastText)
-                stack.setField("timestamp", in: -2)
-            }
+            pushChange(c, on: stack)
             stack.setIndex(i + 1, in: -2)
+        }
+    }
+
+    /// Pushes one `{context, path, value, source, timestamp}` table (the caller ensured room for 8
+    /// values).
+    static func pushChange(_ c: SignalKChange, on stack: LuaStack) {
+        stack.pushTable(fields: 5)
+        stack.push(c.context)
+        stack.setField("context", in: -2)
+        stack.push(c.path)
+        stack.setField("path", in: -2)
+        SignalKLuaValues.push(c.value, on: stack)
+        stack.setField("value", in: -2)
+        if let s = c.sourceRef {
+            stack.push(s)
+            stack.setField("source", in: -2)
+        }
+        if let t = c.timestamp {
+            // Written on the native stack and copied into Lua: no text allocated per delta.
+            SignalKTimestamp.withFormatted(t) { stack.push(bytes: UnsafeRawBufferPointer($0)) }
+            stack.setField("timestamp", in: -2)
         }
     }
 }

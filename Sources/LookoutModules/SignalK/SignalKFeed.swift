@@ -53,9 +53,12 @@ final class SignalKFeed: Sendable {
     /// Number of open loops (tests, `tostring`).
     var loopCount: Int { guarded.withLock { $0.buffers.count } }
 
-    func dispatch(_ changes: [SignalKChange]) {
+    /// Hands `changes` to every open loop (one lock and at most one wake-up per loop) and empties it.
+    func dispatch(_ changes: inout [SignalKChange]) {
+        guard !changes.isEmpty else { return }
         let targets = guarded.withLock { $0.targets }
         for buffer in targets { buffer.offer(changes) }
+        changes.removeAll(keepingCapacity: true)
     }
 
     /// The stream ended (the boat was closed): every loop ends after its buffered values.
@@ -75,43 +78,10 @@ final class SignalKFeed: Sendable {
 final class SignalKDeltaBuffer: Sendable {
     /// The ring of buffered changes and the loop's waiter.
     private struct Ring {
-        var slots: [SignalKChange?]
-        var head = 0
-        var count = 0
-        var dropped = 0
+        var changes: SignalKRing<SignalKChange>
         var finished = false
         var cancelled = false
         var waiter: CheckedContinuation<Void, Never>?
-
-        var capacity: Int { slots.count }
-
-        /// Appends one change, dropping the oldest when full.
-        mutating func append(_ c: SignalKChange) {
-            if count == capacity {
-                slots[head] = nil
-                head = head + 1 == capacity ? 0 : head + 1
-                count -= 1
-                dropped += 1
-            }
-            var tail = head + count
-            if tail >= capacity { tail -= capacity }
-            slots[tail] = c
-            count += 1
-        }
-
-        /// Removes and returns up to `n` changes, oldest first.
-        mutating func removeFirst(upTo limit: Int) -> [SignalKChange] {
-            let n = min(limit, count)
-            var items: [SignalKChange] = []
-            items.reserveCapacity(n)
-            for _ in 0..<n {
-                items.append(slots[head]!)
-                slots[head] = nil
-                head = head + 1 == capacity ? 0 : head + 1
-            }
-            count -= n
-            return items
-        }
 
         /// Takes the waiter out, to be resumed outside the lock.
         mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
@@ -133,7 +103,7 @@ final class SignalKDeltaBuffer: Sendable {
         self.paths = paths
         self.context = context
         matchesSelfAlias = context.map { $0.pattern == SignalKContext.selfAlias || $0.pattern == "self" } ?? false
-        ring = Locked(Ring(slots: Array(repeating: nil, count: self.capacity)))
+        ring = Locked(Ring(changes: SignalKRing(capacity: self.capacity)))
     }
 
     private func accepts(_ c: SignalKChange) -> Bool {
@@ -150,7 +120,7 @@ final class SignalKDeltaBuffer: Sendable {
         guard !matching.isEmpty else { return }
         let wake = ring.withLock { ring -> CheckedContinuation<Void, Never>? in
             guard !ring.finished else { return nil }
-            for c in matching { ring.append(c) }
+            ring.changes.append(contentsOf: matching)
             return ring.takeWaiter()
         }
         wake?.resume()
@@ -160,8 +130,8 @@ final class SignalKDeltaBuffer: Sendable {
     /// the total dropped so far.
     func take(_ limit: Int) -> (items: [SignalKChange], finished: Bool, dropped: Int) {
         ring.withLock { ring in
-            let items = ring.removeFirst(upTo: limit)
-            return (items, ring.finished && ring.count == 0, ring.dropped)
+            let items = ring.changes.removeFirst(upTo: limit)
+            return (items, ring.finished && ring.changes.isEmpty, ring.changes.dropped)
         }
     }
 
@@ -180,7 +150,7 @@ final class SignalKDeltaBuffer: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = ring.withLock { ring -> Bool in
-                    if ring.count > 0 || ring.finished || ring.cancelled { return true }
+                    if !ring.changes.isEmpty || ring.finished || ring.cancelled { return true }
                     ring.waiter = continuation
                     return false
                 }

@@ -121,26 +121,34 @@ public struct SignalKModule: LuaModule {
         let rest = SignalKREST(server: c.server, tokenProvider: provider)
         let feed = SignalKFeed()
         let gate = SignalKConnectGate()
-        let events = await stream.events()
+        let events = await stream.eventBatches()
         let where_ = Redaction.display(c.configuration.url)
         let pump = Task {
-            for await event in events {
-                switch event {
-                case .delta(_, let changes):
-                    feed.dispatch(changes)
-                    reporter?.received()
-                case .state(let s):
-                    feed.setState(s)
-                    reporter?.state(s)
-                    switch s {
-                    case .connected(let h): gate.resolve(.connected(h))
-                    case .waitingToReconnect:
-                        gate.resolve(.failed(code: "network", message: "cannot connect to \(where_) (refused, unreachable or no hello)"))
-                    case .closed: gate.resolve(.failed(code: "closed", message: "the stream was closed"))
+            // One hand-off per batch: the batch's changes go to every loop's buffer together.
+            var changes: [SignalKChange] = []
+            for await batch in events {
+                for event in batch {
+                    switch event {
+                    case .delta(_, let c):
+                        changes.append(contentsOf: c)
+                    case .state(let s):
+                        feed.dispatch(&changes)  // what came before the state change goes first
+                        feed.setState(s)
+                        reporter?.state(s)
+                        switch s {
+                        case .connected(let h): gate.resolve(.connected(h))
+                        case .waitingToReconnect:
+                            gate.resolve(.failed(code: "network", message: "cannot connect to \(where_) (refused, unreachable or no hello)"))
+                        case .closed: gate.resolve(.failed(code: "closed", message: "the stream was closed"))
+                        default: break
+                        }
+                    case .hello(let h): feed.setHello(h)
                     default: break
                     }
-                case .hello(let h): feed.setHello(h)
-                default: break
+                }
+                if !changes.isEmpty {
+                    feed.dispatch(&changes)
+                    reporter?.received()
                 }
             }
             feed.finishAll()

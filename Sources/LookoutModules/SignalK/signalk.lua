@@ -218,7 +218,9 @@ function Handler:running() end
 
 --- Calls `fn(d)` for each value whose path matches `pattern`, each call as its own task.
 --- Context: anywhere (returns at once).
---- Notes: built on `deltas` and `task.spawn`. The handler keeps the script running until
+--- Notes: built on a `deltas` loop (buffer 4096 values, the oldest dropped when full); each call
+--- is a task like one `task.spawn` starts (counted in its limit), named after the pattern in error
+--- reports. The handler keeps the script running until
 --- `handle:stop()`, the end of a `<close>` scope holding the handle, or `boat:close()`. The host
 --- anchors what it runs: a boat whose `<close>` scope ends while handlers run stays open until
 --- the last of them stops (so `local boat <close> = …` then `boat:on(…)` keeps working).

@@ -32,9 +32,14 @@ local function forget(h)
   end
 end
 
+local function open_loop(self, opts)
+  local ok, fetch, cursor, spawn_each = pcall(open, self, opts)
+  if not ok then error(fetch, 3) end  -- blame the caller, not this file
+  return fetch, cursor, spawn_each
+end
+
 function methods.deltas(self, opts)
-  local ok, fetch, cursor = pcall(open, self, opts)
-  if not ok then error(fetch, 2) end  -- blame the caller, not this file
+  local fetch, cursor = open_loop(self, opts)
   local batch, i, n = nil, 0, 0
   return function()
     while true do
@@ -76,11 +81,12 @@ function methods.on(self, pattern, fn)
     error("bad argument #2 to 'on' (function expected, got " .. type(fn) .. ")", 2)
   end
   local spawn = require("task").spawn
-  local next_delta, _, _, cursor = methods.deltas(self, { paths = { pattern } })
+  local _, cursor, spawn_each = open_loop(self, { paths = { pattern } })
   local h = setmetatable({ pattern = pattern, _cursor = cursor, _stopped = false, _boat = self }, handler)
   h._runner = spawn(function()
     local loop <close> = cursor
-    for d in next_delta do spawn(fn, d) end
+    -- spawn_each starts fn(d) as a task per buffered value; false: woken, ask again; nil: ended
+    while spawn_each(fn) ~= nil do end
   end)
   local set = handlers_of[self] or {}
   handlers_of[self] = set
