@@ -160,7 +160,7 @@ let package = Package(
             // their libraries at every start (P5), and fewer pages per process (P6). No test target
             // may depend on this one, or the flag would reach the test bundle as well.
             swiftSettings: [.unsafeFlags(["-static-stdlib"])],
-            linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--no-export-dynamic"])]),
         .executableTarget(
             name: "lookout-bench",
             dependencies: [

@@ -31,7 +31,9 @@ final class DemoCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(bgLines.first?.contains("→") ?? false, "the story opens level: \(bgLines.first ?? "")")
         // The urgent low repeats in story time.
         XCTAssertTrue(run.stderr.contains("Urgent low: "), run.stderr)
-        XCTAssertTrue(run.stderr.contains("(still, for 5 min)") || run.stderr.contains("(not acknowledged for 10 min)"), run.stderr)
+        // In minutes of story time: one reading (5 min) per real second, so a check that runs a
+        // little late says "for 9 min" instead of "for 5 min"; either is story time.
+        XCTAssertNotNil(run.stderr.range(of: #"\((still, for|not acknowledged for) \d+ min\)"#, options: .regularExpression), run.stderr)
         XCTAssertNil(run.stderr.range(of: #"for \d+ ?s\)"#, options: .regularExpression), run.stderr)
         // The squall is noted at the script's threshold.
         let note = try XCTUnwrap(run.stderr.range(of: #"Heavy weather on board: wind (\d+) kn"#, options: .regularExpression), run.stderr)

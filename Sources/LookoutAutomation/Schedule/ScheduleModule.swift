@@ -9,7 +9,9 @@ import Lua
 /// `every("5m", fn)`, `cron("*/5 * * * *", fn)`, `at("07:00", fn)`, `jobs()`.
 struct ScheduleModule: LuaModule {
     let name = "schedule"
-    let timeZone: TimeZone
+    /// Where `[serve] timezone` comes from; the zone is looked up only when a script requires
+    /// the module (ICU's zone data costs start-up time every other run would pay).
+    let config: HostConfig
     let paths: LookoutPaths
     let health: HealthRegistry?
     let persistent: Bool
@@ -21,7 +23,7 @@ struct ScheduleModule: LuaModule {
     ///   - persistent: remember last runs in the state database (false: memory only, for
     ///     `lookout test` and recorded runs).
     init(config: HostConfig, paths: LookoutPaths, health: HealthRegistry?, persistent: Bool) {
-        self.timeZone = config.serveTimeZone
+        self.config = config
         self.paths = paths
         self.health = health
         self.persistent = persistent
@@ -29,6 +31,7 @@ struct ScheduleModule: LuaModule {
 
     func push(into engine: LuaEngine, stack: LuaStack) throws {
         let store = persistent ? try? StateStore.shared(paths: paths) : nil
+        let timeZone = config.serveTimeZone
         let book = ScheduleBook(
             script: engine.options.name, timeZone: timeZone, records: ScheduleRecords(store: store),
             health: health, clock: engine.clock, recheck: recheck)
