@@ -251,10 +251,11 @@ static int lib_setmetatable(lua_State *L) {
 // when the comparator and the metamethods are C functions. Two paths:
 //  - plain arrays: a table without a metatable, no comparator, and every element an integer, every
 //    element a float (no NaN) or every element a string. These are sorted here, in a buffer the
-//    memory limit counts, with a budget check every CHECK_EVERY steps. `<` on such values runs no
-//    metamethod, so the result is the one Lua's sort gives (any order of equal values is allowed),
-//    and the table is left as it was if a limit stops the sort. This path is also faster than
-//    Lua's, which goes through the API for every comparison (P8).
+//    memory limit counts (when it would not fit, Lua's in-place sort runs instead), with budget
+//    checks while copying and after every partition. `<` on such values runs no metamethod, so
+//    the result is the one Lua's sort gives (any order of equal values is allowed), and the table
+//    is left as it was if a limit stops the sort. This path is also faster than Lua's, which goes
+//    through the API for every comparison (P8).
 //  - everything else: the original sort with a comparator that counts: the default `<`, or the
 //    script's comparator called through it.
 
