@@ -149,11 +149,11 @@ public final class StateStore: Sendable {
         return migrator
     }
 
-    /// Creates the file with mode 0600 if missing; narrows an existing file to 0600.
     /// Runs `body` (switch to WAL, apply migrations) while holding `<path>.open-lock`, so that
-    /// processes opening the database at the same moment take turns. Without it SQLite can answer
-    /// SQLITE_BUSY at once, without waiting for the busy timeout, to a process whose read snapshot
-    /// another process's migration made stale. Waits at most `busyTimeout` for the lock.
+    /// processes opening the database at the same moment take turns. Without it they race the
+    /// migrations: one applies a migration another has just applied ("table … already exists"),
+    /// or SQLite answers SQLITE_BUSY at once to a process whose read snapshot another's migration
+    /// made stale. Waits at most `busyTimeout` for the lock.
     private static func whileOpening<T>(_ path: String, _ body: () throws -> T) throws -> T {
         let fd = open(path + ".open-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -173,6 +173,7 @@ public final class StateStore: Sendable {
         return try body()
     }
 
+    /// Creates the file with mode 0600 if missing; narrows an existing file to 0600.
     private static func createPrivateFile(_ path: String) throws(StateStoreError) {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
