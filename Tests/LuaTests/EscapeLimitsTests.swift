@@ -19,20 +19,8 @@ final class EscapeLimitsTests: XCTestCase {
             $0.memoryLimit = memoryLimit
         })
         try await runtime.start()
-        let result = FirstOf<LuaRunOutcome?>()
-        Task {
-            let outcome = await runtime.run(source: Array(source.utf8), chunkName: "@hostile.lua")
-            await runtime.close()
-            result.resolve(outcome)
-        }
-        Task {
-            try? await Task.sleep(for: .seconds(guardSeconds))
-            result.resolve(nil)
-        }
-        guard let outcome = await result.value else {
-            XCTFail("the script did not stop (guard of \(guardSeconds) s)", file: file, line: line)
-            throw CancellationError()
-        }
+        let outcome = try await runGuarded(runtime, source, chunkName: "@hostile.lua", guardSeconds: guardSeconds,
+                                           file: file, line: line)
         return (transcript, outcome)
     }
 
@@ -334,38 +322,5 @@ final class EscapeLimitsTests: XCTestCase {
         let message = t.errors.first?.message ?? ""
         XCTAssertTrue(message.hasPrefix("(error while formatting an error: "), message)
         XCTAssertTrue(message.contains("not enough memory"), message)
-    }
-}
-
-/// The first value delivered (a run, or the test's guard).
-final class FirstOf<T: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: every field is touched with `lock` held.
-    private let lock = NSLock()
-    private var delivered: T?
-    private var done = false
-    private var waiter: CheckedContinuation<T, Never>?
-
-    func resolve(_ value: T) {
-        let waiter: CheckedContinuation<T, Never>? = lock.withLock {
-            guard !done else { return nil }
-            done = true
-            delivered = value
-            defer { self.waiter = nil }
-            return self.waiter
-        }
-        waiter?.resume(returning: value)
-    }
-
-    var value: T {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ready: (done: Bool, value: T?) = lock.withLock {
-                    if done { return (true, delivered) }
-                    waiter = continuation
-                    return (false, nil)
-                }
-                if ready.done, let value = ready.value { continuation.resume(returning: value) }
-            }
-        }
     }
 }

@@ -21,20 +21,7 @@ final class HookArmingTests: XCTestCase {
             }
             engine.setGlobal("hook_armed")
         }
-        let result = FirstOf<LuaRunOutcome?>()
-        Task {
-            let outcome = await runtime.run(source: Array(source.utf8), chunkName: "@hook.lua")
-            await runtime.close()
-            result.resolve(outcome)
-        }
-        Task {
-            try? await Task.sleep(for: .seconds(60))
-            result.resolve(nil)
-        }
-        guard let outcome = await result.value else {
-            XCTFail("the script did not stop (guard of 60 s)")
-            throw CancellationError()
-        }
+        let outcome = try await runGuarded(runtime, source, chunkName: "@hook.lua", guardSeconds: 60)
         return (transcript, outcome)
     }
 
