@@ -73,6 +73,7 @@ let package = Package(
             name: "LookoutAutomation",
             dependencies: [
                 "Lua", "LookoutWire", "LookoutConfig", "LookoutStore", "LookoutModules", "NightscoutKit", "SignalKKit", "GarminKit",
+                "NorthlightKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -145,10 +146,15 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The ready automations (Scripts/*.lua), embedded so that the demo runs from any folder.
+        .target(
+            name: "ReadyScripts", path: "Scripts", exclude: ["README.md", "scenarios"], sources: ["ReadyScripts.swift"],
+            resources: ["low-alert", "nightscout-to-signalk", "signalk-to-nightscout", "not-looping", "daily-report",
+                        "garmin-to-nightscout", "feedback-on-failure"].map { .embedInCode("\($0).lua") }),
         .executableTarget(
             name: "lookout",
             dependencies: [
-                "LookoutWire",
+                "LookoutWire", "ReadyScripts",
                 "LookoutAutomation", "LookoutScenarios", "LookoutModules", "LookoutStore", "LookoutConfig",
                 "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
                 "GarminKit",

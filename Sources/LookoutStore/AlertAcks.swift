@@ -14,26 +14,36 @@ import LookoutConfig
 /// ```
 public struct AlertAcks: Sendable {
     private let open: @Sendable () throws -> StateStore
+    /// The scripts' clock: the state folder's story clock under the demo, else the computer's.
+    private let now: @Sendable () -> Date
 
-    /// Acknowledgements in the state database at `paths`.
-    public init(paths: LookoutPaths) { open = { try StateStore.shared(paths: paths) } }
+    /// Acknowledgements in the state database at `paths`, on the scripts' clock there.
+    public init(paths: LookoutPaths) {
+        open = { try StateStore.shared(paths: paths) }
+        let story = StoryClock.load(paths)
+        now = { story?.now() ?? Date() }
+    }
 
-    /// Acknowledgements in an open store (tests, the status server).
-    public init(store: StateStore) { open = { store } }
+    /// Acknowledgements in an open store (tests, the status server), on the computer's clock.
+    public init(store: StateStore) {
+        open = { store }
+        now = { Date() }
+    }
 
-    /// Acknowledges the current episode of alert `id` by `by` (a person or a program). The first
-    /// acknowledgement of an episode wins; acknowledging again returns it unchanged.
+    /// Acknowledges the current episode of alert `id` by `by` (a person or a program) at `at`
+    /// (now on the scripts' clock by default). The first acknowledgement of an episode wins;
+    /// acknowledging again returns it unchanged.
     /// - Throws: `AlertAckError` when no script has defined the alert, or it is not alerting
     ///   (state `ok` or `unknown`); `StateStoreError` when the database cannot be used.
     @discardableResult
-    public func ack(id: String, by: String, at: Date = Date()) async throws -> AlertStatus {
-        try await open().ackAlert(id: id, by: by.isEmpty ? "someone" : by, at: at)
+    public func ack(id: String, by: String, at: Date? = nil) async throws -> AlertStatus {
+        try await open().ackAlert(id: id, by: by.isEmpty ? "someone" : by, at: at ?? now())
     }
 
     /// The answer for an HTTP callback (`POST /ack/<id>?by=NAME` on the status server): 200 with
     /// `{"id", "episode", "acked_by", "state"}`, 404 for an unknown alert, 409 when it is not
     /// alerting, 503 when the database cannot be used; errors as `{"error": "…"}`.
-    public func httpAck(id: String, by: String, at: Date = Date()) async -> (status: Int, json: String) {
+    public func httpAck(id: String, by: String, at: Date? = nil) async -> (status: Int, json: String) {
         func encode(_ object: [String: Any]) -> String {
             (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         }
@@ -80,15 +90,19 @@ public struct AlertStatus: Sendable, Equatable, Codable {
     public var ackedAt: Date?
     /// When the script last checked the alert.
     public var updatedAt: Date
+    /// Why the data puts the alert in its state, as the script last judged it ("pending: below
+    /// 70 for 9 min of 15 min (last 64, 1 min ago)"); nil before the first check.
+    public var why: String?
 
     /// Whether the alert is alerting now (firing or stale, acknowledged or snoozed or not).
     public var isAlerting: Bool { Self.alertingStates.contains(state) }
 
     /// Creates a status.
     public init(id: String, script: String, title: String, severity: String, state: String, since: Date, episode: Int64,
-                ackedBy: String? = nil, ackedAt: Date? = nil, updatedAt: Date) {
+                ackedBy: String? = nil, ackedAt: Date? = nil, updatedAt: Date, why: String? = nil) {
         self.id = id; self.script = script; self.title = title; self.severity = severity; self.state = state
         self.since = since; self.episode = episode; self.ackedBy = ackedBy; self.ackedAt = ackedAt; self.updatedAt = updatedAt
+        self.why = why
     }
 }
 

@@ -114,6 +114,12 @@ extension StateStore {
                     since: Date(timeIntervalSince1970: row["since"]), episode: row["episode"],
                     ackedBy: ack.flatMap { $0["acked_by"] as String? },
                     ackedAt: ack.flatMap { $0["acked_at"] as Double? }.map { Date(timeIntervalSince1970: $0) },
-                    updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+                    updatedAt: Date(timeIntervalSince1970: row["updated_at"]), why: why(data: row["data"]))
+    }
+
+    /// The `why` the alert library keeps in its saved state (JSON), if any.
+    private static func why(data: String?) -> String? {
+        guard let data, let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] else { return nil }
+        return object["why"] as? String
     }
 }

@@ -22,10 +22,7 @@ extension LuaEngine {
                 if let text = call.stack.string(at: -1) { return text }
                 return call.stack.integer(at: -1).map(String.init)
             }
-            var text = field("service").map { "\($0): " } ?? ""
-            if let status = field("status") { text += "HTTP \(status): " }
-            text += field("message") ?? "error"
-            call.stack.push(text)
+            call.stack.push(LuaErrorInfo.text(service: field("service"), status: field("status"), message: field("message") ?? "error"))
             return .values(1)
         }
         s.setField("__tostring", in: -2)

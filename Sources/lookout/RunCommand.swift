@@ -33,7 +33,25 @@ struct RunCommand: AsyncParsableCommand {
         }
     }
 
+    /// `run`'s own options, which after the script's name belong to the script.
+    static let ownOptions: Set<String> = ["-e", "-v", "--verbose", "--trusted", "--memory-limit", "--cpu-limit", "--time-limit"]
+
+    /// The script's arguments that spell one of `run`'s own options: they are passed to the
+    /// script, as with `lua` and `python`, but the person most likely meant them for `run`.
+    static func misplacedOptions(_ scriptArguments: ArraySlice<String>) -> [String] {
+        scriptArguments.compactMap { argument in
+            let name = String(argument.split(separator: "=", maxSplits: 1).first ?? "")
+            return ownOptions.contains(name) ? name : nil
+        }
+    }
+
     func run() async throws {
+        if code == nil {
+            for option in Self.misplacedOptions(arguments.dropFirst()) {
+                FileHandle.standardError.write(Data(
+                    "lookout: \(option) after the script name is passed to the script; put it before the script to mean `run`'s option\n".utf8))
+            }
+        }
         let environment = try HostEnvironment.load()
         environment.warnAboutSecretFiles()
         let logger = environment.bootstrapLogging(verbose: script.verbose)

@@ -74,4 +74,38 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(run.stdout.contains("no config file"), run.stdout)
         XCTAssertTrue(run.stdout.hasSuffix("All good.\n"), run.stdout)
     }
+
+    /// Every Northlight profile is checked: the key accepted, a wrong key, a dead URL and a URL
+    /// without the API's path each named for what it is; no key in the output.
+    func testNorthlightProfilesAreCheckedForReachAndKey() async throws {
+        let simulator = NorthlightSimulator()
+        let url = try await simulator.start()
+        let key = await simulator.addProject(tier: .starter)
+        let root = url.absoluteString.replacingOccurrences(of: "/api/v1", with: "")
+        try """
+            [northlight.app]
+            url = "\(url.absoluteString)"
+            api_key_env = "NL_KEY"
+            [northlight.wrong]
+            url = "\(url.absoluteString)"
+            api_key_env = "NL_BAD"
+            [northlight.dead]
+            url = "http://127.0.0.1:9/api/v1"
+            api_key_env = "NL_KEY"
+            [northlight.path]
+            url = "\(root)"
+            api_key_env = "NL_KEY"
+            """.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let bad = "nl-wrong-key-\(UUID().uuidString)"
+        let run = try lookout(["doctor", "--timeout", "5"], environment: ["NL_KEY": key, "NL_BAD": bad])
+        assertExit(run, 1)
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        func line(_ subject: String) -> String { lines.first { $0.contains(" \(subject) ") } ?? "(no line for \(subject))" }
+        XCTAssertTrue(line("northlight.app").hasPrefix("  ok") && line("northlight.app").contains("key accepted"), run.stdout)
+        XCTAssertTrue(line("northlight.wrong").contains("the server refused the key: the API key in NL_BAD is wrong"), run.stdout)
+        XCTAssertTrue(line("northlight.dead").hasPrefix("  failure"), run.stdout)
+        XCTAssertTrue(line("northlight.path").contains("no Northlight API there (404): the url should end in /api/v1"), run.stdout)
+        XCTAssertFalse(run.stdout.contains("All good."), run.stdout)
+        XCTAssertFalse(run.stdout.contains(key) || run.stdout.contains(bad) || run.stderr.contains(key), run.stdout)
+    }
 }

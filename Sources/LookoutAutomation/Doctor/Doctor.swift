@@ -6,6 +6,7 @@ import LookoutModules
 import LookoutStore
 import Lua
 import NightscoutKit
+import NorthlightKit
 import SignalKKit
 
 /// The checks behind `lookout doctor`: configuration, state database, outbox, and for each
@@ -57,6 +58,7 @@ public struct Doctor: Sendable {
         for name in config.profiles(service: "nightscout") { add(await nightscout(name, config: config, refusedSites: &refusedSites)) }
         for name in config.profiles(service: "signalk") { add(await signalk(name, config: config)) }
         for name in config.profiles(service: "garmin") { add(await garmin(name, config: config)) }
+        for name in config.profiles(service: "northlight") { add(await northlight(name, config: config)) }
         return checks
     }
 
@@ -213,6 +215,43 @@ public struct Doctor: Sendable {
             return DoctorCheck(subject, .ok, "logged in (\(status.domain ?? "garmin.com"))\(expiry)")
         } catch {
             return DoctorCheck(subject, .failure, "the Connect API refused or failed: \(error)")
+        }
+    }
+
+    /// One Northlight profile: the API answers at its URL and accepts the key (one read of the
+    /// public board, which every key may read).
+    func northlight(_ name: String, config: HostConfig) async -> DoctorCheck {
+        let subject = "northlight.\(name)"
+        let connection: NorthlightConnection
+        do {
+            connection = try NorthlightConnection.profile(name, config: config, appVersion: LookoutVersion.current, environment: environment)
+        } catch {
+            return DoctorCheck(subject, .failure, Self.plain(error))
+        }
+        let site = Redaction.display(connection.configuration.baseURL)
+        var settings = connection.configuration
+        settings.timeout = min(settings.timeout, timeout)
+        do {
+            let board = try await NorthlightClient(configuration: settings).publicFeedback(refresh: true)
+            return DoctorCheck(subject, .ok, "\(site): key accepted; \(board.count) item\(board.count == 1 ? "" : "s") on the public board")
+        } catch let error as NorthlightError {
+            var which = "the API key"
+            if let key = try? config.secret(service: "northlight", profile: name, name: "api_key", environment: environment) {
+                switch key.source {
+                case .environment(let variable): which = "the API key in \(variable)"
+                case .file(let path): which = "the API key in file \(path)"
+                }
+            }
+            switch error {
+            case .invalidAPIKey:
+                return DoctorCheck(subject, .failure, "\(site): the server refused the key: \(which) is wrong")
+            case .serverError(statusCode: 404):
+                return DoctorCheck(subject, .failure, "\(site): no Northlight API there (404): the url should end in /api/v1")
+            default:
+                return DoctorCheck(subject, .failure, "\(site): \(error)")
+            }
+        } catch {
+            return DoctorCheck(subject, .failure, "\(site): \(error)")
         }
     }
 
