@@ -401,7 +401,7 @@ local function send(a, st, now, channels, kind, severity, text)
   local results = {}
   for _, channel in ipairs(channel_list(channels, now)) do
     local item, err = notify.send(channel, {
-      title = a.title, message = text, severity = severity, alert_id = a.id, kind = kind,
+      title = a.title, message = text, severity = severity, alert_id = a.id, kind = kind, episode = st.episode,
       -- Waits for the first attempt (at most 5 s): a one-shot `lookout run` delivers before it exits.
       id = "alert:" .. a.id .. ":" .. st.episode .. ":" .. st.seq .. ":" .. channel,
       state = kind == "resolved" and "normal" or nil,
