@@ -99,8 +99,10 @@ final class ServeDoorTests: CLITestCase, @unchecked Sendable {
         let mark = serve.outputCount
         try writeFile("Scripts/low.lua", lowScript(value: 100))
         XCTAssertTrue(serve.waitForOutput(after: mark, containing: "[low.lua] ok"))
+        let refire = serve.outputCount
         try writeFile("Scripts/low.lua", lowScript(value: 50))
         let second = try ackLink(hook, episode: 2)
+        XCTAssertTrue(serve.waitForOutput(after: refire, containing: "[low.lua] firing"))  // episode 2 saved
         XCTAssertNotEqual(second, link)
         let stale = try post(link)
         XCTAssertEqual(stale.status, 409, stale.body)
