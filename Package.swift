@@ -52,7 +52,10 @@ let package = Package(
         // alert acknowledgements, the per-script key-value store.
         .target(
             name: "LookoutStore",
-            dependencies: ["LookoutConfig", "LookoutWire", "Lua", "NightscoutKit", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "LookoutConfig", "LookoutWire", "Lua", "NightscoutKit", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // The Lua modules scripts see besides the core ones: one folder per module (binding + stub).
         .target(
             name: "LookoutModules",

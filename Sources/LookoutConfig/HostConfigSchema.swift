@@ -43,6 +43,8 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "timezone", validate: checkTimeZone),
                 HostConfigKeySpec(name: "scripts", validate: checkPathList),
                 HostConfigKeySpec(name: "status_port", validate: checkPort),
+                HostConfigKeySpec(name: "hosts", validate: HostConfig.checkServeHosts),
+                HostConfigKeySpec(name: "public_url", validate: HostConfig.checkPublicURL),
             ]),
             "scripts": .named([
                 HostConfigKeySpec(name: "trusted", validate: checkBoolean),

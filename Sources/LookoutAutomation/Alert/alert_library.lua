@@ -442,6 +442,7 @@ local function send(a, st, now, channels, kind, severity, text)
     local item, err = notify.send(channel, {
       -- Missing data is its own problem, not the condition's: "No data (Low)".
       title = st.cond == "stale" and ("No data (" .. a.title .. ")") or a.title, message = text, severity = severity, alert_id = a.id, kind = kind,
+      episode = st.episode,
       -- Waits for the first attempt (at most 5 s): a one-shot `lookout run` delivers before it exits.
       id = "alert:" .. a.id .. ":" .. st.episode .. ":" .. st.seq .. ":" .. channel,
       state = kind == "resolved" and "normal" or nil,

@@ -38,7 +38,7 @@ struct NotifyModule: LuaModule {
         self.openStore = openStore
     }
 
-    static let sendKeys: Set<String> = ["title", "message", "severity", "alert_id", "id", "wait", "kind", "state"]
+    static let sendKeys: Set<String> = ["title", "message", "severity", "alert_id", "id", "wait", "kind", "state", "episode"]
 
     /// How long `send` waits for the first attempt before answering `pending` (it goes on).
     static let firstAttemptWindow: TimeInterval = 5
@@ -125,12 +125,17 @@ struct NotifyModule: LuaModule {
             guard case .bool(let b) = value else { throw call.argumentError(2, "msg.wait: expected a boolean") }
             wait = b
         }
+        var episode: Int64?
+        if let value = opts["episode"] {
+            guard case .int(let number) = value, number >= 1 else { throw call.argumentError(2, "msg.episode: expected a positive integer") }
+            episode = number
+        }
         let time = Int64((call.engine.clock.now().timeIntervalSince1970 * 1000).rounded())
         let id = try text("id") ?? UUID().uuidString.lowercased()
         guard !id.isEmpty, id.utf8.count <= 200 else { throw call.argumentError(2, "msg.id: expected 1 to 200 bytes") }
         let message = NotifyMessage(id: id, channel: channel, title: try text("title") ?? "", message: body, severity: severity,
                                     alertID: try text("alert_id"), kind: try text("kind") ?? "message", time: time,
-                                    source: call.engine.options.name, state: try text("state"))
+                                    source: call.engine.options.name, state: try text("state"), episode: episode)
         return (message, wait)
     }
 

@@ -7,7 +7,7 @@ import NIOCore
 ///
 /// Codes: `invalid_url`, `timeout`, `network` (connection refused or reset, DNS, TLS), `redirect`
 /// (more than 5 redirects or a loop), `too_large` (body over `max_size`), `cancelled`, `refused`
-/// (a remote-command endpoint). Messages
+/// (a remote-command endpoint, or the host's own status server). Messages
 /// name the request as `GET https://host/path`: never credentials, the query (it may carry a
 /// token) or header values.
 public struct HTTPFailure: Error, LuaErrorConvertible {
@@ -47,6 +47,16 @@ public struct HTTPFailure: Error, LuaErrorConvertible {
                 + "(/api/v2/notifications/loop, /api/v2/remotecommands). Use home:bolus, home:carbs or "
                 + "home:remote_command on a nightscout.client profile: they pass the host's remote-command guard "
                 + "(the profile's limits, confirmation and the audit log)", retryable: false)
+    }
+
+    /// The request (or a redirect it followed) addresses this host's own status server
+    /// (``StatusPortGuard``).
+    static func statusServer(_ method: String, _ url: String) -> HTTPFailure {
+        HTTPFailure(
+            "refused",
+            "\(method) \(display(url: url)): refused: this is the status server of the serve running this script; "
+                + "scripts cannot reach it (alert.ack acknowledges an alert from a script)",
+            retryable: false)
     }
 
     /// Maps what the transport threw.

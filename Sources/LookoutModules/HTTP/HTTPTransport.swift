@@ -51,6 +51,7 @@ public enum HTTPTransport {
         var current = request
         var visited: Set<String> = [request.url]
         while true {
+            try StatusPortGuard.check(current.url, method: current.method)
             var outgoing = HTTPClientRequest(url: current.url)
             outgoing.method = HTTPMethod(rawValue: current.method)
             for (name, value) in current.headers { outgoing.headers.add(name: name, value: value) }

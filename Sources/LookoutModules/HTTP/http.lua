@@ -5,7 +5,9 @@
 --- running. Any status is an answer: a 404 or 500 comes back as `resp` with `resp.status`.
 --- Failures to get an answer return `nil, err` with `err.code`: "invalid_url", "timeout",
 --- "network" (refused, reset, DNS, TLS), "redirect" (more than 5 or a loop), "too_large"
---- (body over `max_size`) or "cancelled"; `err.retryable` says whether trying later may help.
+--- (body over `max_size`), "cancelled" or "refused" (a Loop remote-command endpoint, or the
+--- status server of the `serve` running the script, on any loopback spelling, also after a
+--- redirect); `err.retryable` says whether trying later may help.
 --- Messages never include credentials, query strings or header values.
 ---@class httplib
 local http = {}

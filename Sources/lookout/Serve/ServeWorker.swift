@@ -23,7 +23,7 @@ enum ServeWorker {
         var factory = base
         factory.worker = ServeWorkerLauncher(
             executable: executablePath(),
-            arguments: { file in fixed + ["--worker", file] },
+            arguments: { file in fixed + (ServeStatusAddress.port.map { ["--parent-status-port", String($0)] } ?? []) + ["--worker", file] },
             healthFile: { file in directory + "/" + (file as NSString).lastPathComponent + ".json" })
         return factory
     }
