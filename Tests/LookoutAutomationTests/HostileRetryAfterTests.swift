@@ -44,7 +44,8 @@ final class HostileRetryAfterTests: XCTestCase {
         let body = Data(#"{"identifier":"far-1","eventType":"Note","created_at":"2026-01-01T00:00:00Z"}"#.utf8)
         _ = try await outbox.enqueue(.treatments, identifier: "far-1", body: body, source: "test")
         let before = Date()
-        let item = try XCTUnwrap(await outbox.attempt("far-1"))
+        let attempted = await outbox.attempt("far-1")
+        let item = try XCTUnwrap(attempted)
         XCTAssertEqual(item.state, .pending, "\(item.lastError ?? "")")
         XCTAssertEqual(item.lastStatus, 503)
         XCTAssertLessThanOrEqual(item.nextAttempt.timeIntervalSince(before), policy.maximumDelay + 5,
@@ -67,7 +68,8 @@ final class HostileRetryAfterTests: XCTestCase {
         let message = NotifyMessage(id: "far", channel: "hook", title: "t", message: "far", severity: "info", kind: "message", time: 0)
         _ = try await outbox.enqueue(message)
         let before = Date()
-        let item = try XCTUnwrap(await outbox.attempt("far"))
+        let attempted = await outbox.attempt("far")
+        let item = try XCTUnwrap(attempted)
         XCTAssertEqual(item.state, .pending, "\(item.lastError ?? "")")
         XCTAssertEqual(item.lastStatus, 503)
         XCTAssertLessThanOrEqual(item.nextAttempt.timeIntervalSince(before), outbox.policy.maximumDelay + 5,

@@ -50,7 +50,7 @@ public final class HostileWebSocketServer: Sendable {
     }
 
     /// The connections so far, in order.
-    public var all: [Connection] { connections.withLock { $0.keys.sorted().map { k in $0[k]! } } }
+    public var all: [Connection] { connections.withLock { d in d.keys.sorted().map { d[$0]! } } }
 
     /// Stops accepting; open connections end at their next write.
     public func stop() {
