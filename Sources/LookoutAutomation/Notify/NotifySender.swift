@@ -71,7 +71,7 @@ struct NotifySender: Sendable {
         let text = NotifyHTTPRequest.redact("\(prepared.request.summary): HTTP \(result.status)", prepared.secrets)
             + (detail.isEmpty ? "" : ": " + detail)
         if result.status == 408 || result.status == 429 || result.status >= 500 {
-            let after = result.joinedHeaders["retry-after"].flatMap(TimeInterval.init)
+            let after = result.joinedHeaders["retry-after"].flatMap { HTTPDate.retryAfter($0) }  // capped by the policy
             return .retry(text, status: result.status, after: after)
         }
         return .failed(text, status: result.status)

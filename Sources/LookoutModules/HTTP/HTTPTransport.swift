@@ -8,8 +8,9 @@ import LookoutWire
 /// Sends the `http` module's prepared requests over LookoutWire's process-wide client
 /// (`WireHTTPClient.shared.client`, the one every Kit uses):
 /// - the client follows no redirect itself: ``exchange(_:)`` follows at most 5 (`follow_redirects = true`),
-///   as AsyncHTTPClient would (303, and 301/302 after POST, become GET; `Authorization`, `Cookie`,
-///   `Origin` dropped on a change of origin; a loop is an error), and checks every hop, so a
+///   as AsyncHTTPClient would (303, and 301/302 after POST, become GET; a loop is an error), drops
+///   every header but those ``CrossOriginHeaders`` keeps on a change of origin (so no credential
+///   a script put in a header of its own follows), and checks every hop, so a
 ///   redirect cannot reach a remote-command endpoint (``RemoteCommandEndpoints``) either;
 /// - a refused connection fails at once instead of being retried until the connect timeout,
 ///   so scripts get `network` (retryable) rather than a late `timeout`.
@@ -86,9 +87,7 @@ public enum HTTPTransport {
             next.body = nil
             next.headers.removeAll { ["content-length", "content-type"].contains($0.name.lowercased()) }
         }
-        if !HTTPOrigin.same(base, target) {
-            next.headers.removeAll { ["origin", "cookie", "authorization", "proxy-authorization"].contains($0.name.lowercased()) }
-        }
+        if !HTTPOrigin.same(base, target) { next.headers = CrossOriginHeaders.filtered(next.headers) }
         return next
     }
 

@@ -28,7 +28,7 @@ local http = {}
 ---@field json? any sent as `json.encode(value)` with content-type application/json (unless a header sets one)
 ---@field timeout? number|string for the whole exchange, body included: seconds or "30s", "2m" (default 30 s; at most 1d)
 ---@field max_size? integer|string largest body accepted: bytes or "512KB", "10MB" (default 10 MiB, at most 1 GiB; units are powers of 1024)
----@field follow_redirects? boolean follow 3xx answers, at most 5 (default true); authorization is dropped when leaving the origin
+---@field follow_redirects? boolean follow 3xx answers, at most 5 (default true). On a redirect to another origin (scheme, host or port) only `accept`, `accept-language`, `cache-control`, `content-language`, `content-length`, `content-type`, `pragma` and `user-agent` are sent on: every other header (`authorization`, `cookie`, `api-secret`, `x-api-key`, …) is dropped
 
 --- Sends an HTTP request and waits for the whole answer.
 --- Context: task only (waits).

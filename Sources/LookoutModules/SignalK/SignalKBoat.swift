@@ -147,7 +147,11 @@ final class SignalKLuaBoat: LuaObject {
             case .waitingToReconnect: text = "reconnecting"
             case .closed: text = "closed"
             }
-            return call.returning(.text(text))
+            guard let error = boat.feed.lastError else { return call.returning(.text(text)) }
+            call.stack.push(.text(text))
+            call.engine.push(error: LuaErrorInfo(code: "protocol", message: error.description, retryable: true, service: "signalk"),
+                             on: call.stack)
+            return .values(2)
         },
     ] }
 }

@@ -270,9 +270,14 @@ function Boat:self() end
 ---@return table|nil hello
 function Boat:hello() end
 
---- The connection state: "connecting", "connected", "reconnecting" or "closed".
+--- The connection state: "connecting", "connected", "reconnecting" or "closed", and, once the
+--- stream has closed a connection because the server broke a bound, the last such error
+--- (`err.code == "protocol"`): a message over 1 MiB (its fragments together), or a fragmented
+--- message not finished within the connection's `timeout` (default 10 s). The stream reconnects
+--- after it; the error stays until the boat is closed.
 --- Context: anywhere.
 ---@return string state
+---@return table|nil err
 function Boat:state() end
 
 --- Stops the stream; open `deltas` loops and `on` handlers end after their buffered values.
