@@ -45,10 +45,11 @@ extension StateStore: RemoteCommandLedger {
         try await write { db in try StateStore.insert(entry, command: command, in: db) }
     }
 
-    /// Reads the site's recent records, decides and appends, in one `BEGIN IMMEDIATE`
+    /// Reads the recent records of the commands sharing a budget with this one (under `site` or
+    /// any of `keys`, or a key linked to them through a command, see `remote_budget_keys`), decides and appends, in one `BEGIN IMMEDIATE`
     /// transaction (other processes wait up to `busyTimeout` for it).
     public func reserve<T: Sendable>(
-        site: String, window: TimeInterval, now given: Date?,
+        site: String, keys: [String], window: TimeInterval, now given: Date?,
         _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)
     ) async throws -> T {
         do {
@@ -56,9 +57,12 @@ extension StateStore: RemoteCommandLedger {
                 var result: T?
                 try db.inTransaction(.immediate) {
                     let now = given ?? Date()
-                    let records = try StateStore.records(site: site, since: now - window, in: db)
+                    let records = try StateStore.records(site: site, keys: keys, since: now - window, in: db)
                     let decided = decide(records, now)
                     try StateStore.insert(decided.entry, command: try StateStore.commandText(decided.entry), in: db)
+                    if let ticket = decided.entry.ticketID {
+                        try StateStore.recordBudgetKeys(ticket: ticket, keys: keys + [site], time: decided.entry.time, in: db)
+                    }
                     result = decided.result
                     return .commit
                 }
@@ -77,12 +81,27 @@ extension StateStore: RemoteCommandLedger {
         try await access { db in try StateStore.records(site: site, since: since, in: db) }
     }
 
-    static func records(site: String, since: Date, in db: Database) throws -> [RemoteCommandRecord] {
+    static func records(site: String, keys: [String] = [], since: Date, in db: Database) throws -> [RemoteCommandRecord] {
+        // Every key linked to these through a recent ticket (closed transitively), and the
+        // tickets under any of them; rows written before budget keys were recorded carry one of
+        // the keys as their site.
+        let start = [site] + keys
+        let values = Array(repeating: "(?)", count: start.count).joined(separator: ", ")
+        let from = since.timeIntervalSince1970 - budgetKeySlack
         let entries = try Row.fetchAll(db, sql: """
+            WITH RECURSIVE linked(key) AS (
+                VALUES \(values)
+                UNION
+                SELECT other.key FROM remote_budget_keys AS one
+                    JOIN remote_budget_keys AS other ON other.ticket = one.ticket
+                    JOIN linked ON one.key = linked.key
+                WHERE one.time >= ?)
             SELECT * FROM audit WHERE ticket IN (
-                SELECT DISTINCT ticket FROM audit WHERE site = ? AND time >= ? AND ticket IS NOT NULL)
+                SELECT DISTINCT ticket FROM audit WHERE site IN (SELECT key FROM linked) AND time >= ? AND ticket IS NOT NULL
+                UNION SELECT ticket FROM remote_budget_keys WHERE time >= ? AND key IN (SELECT key FROM linked))
             ORDER BY seq
-            """, arguments: [site, since.timeIntervalSince1970]).compactMap(StateStore.auditEntry)
+            """, arguments: StatementArguments(start) + StatementArguments([from, since.timeIntervalSince1970, from]))
+            .compactMap(StateStore.auditEntry)
         return RemoteCommandRecord.records(from: entries).filter { $0.time >= since }
     }
 

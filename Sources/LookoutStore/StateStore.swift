@@ -103,7 +103,7 @@ public final class StateStore: Sendable {
     /// The schema, as named migrations applied in order: the core tables, then the sync mirror
     /// (`StateStore+Sync.swift`), then the audit log (`StateStore+Audit.swift`). Append new ones;
     /// never edit or reorder one that has shipped.
-    public static let migrations: [Migration] = coreMigrations + syncMigrations + auditMigrations + alertMigrations
+    public static let migrations: [Migration] = coreMigrations + syncMigrations + auditMigrations + alertMigrations + remoteKeyMigrations
 
     static let coreMigrations: [Migration] = [
         ("v1-kv", { db in

@@ -51,6 +51,10 @@ public struct Doctor: Sendable {
         }
         if case .success(let config) = config {
             for warning in config.secretFileWarnings(environment: environment) { add(DoctorCheck("secrets", .warning, warning)) }
+            for group in NightscoutSharedSites.groups(config) {
+                add(DoctorCheck("sites", .ok, group.profiles.map { "nightscout.\($0)" }.joined(separator: ", ")
+                    + " name one site (\(group.site)): they share one remote-command budget, under the strictest limits of those that set any"))
+            }
         }
         for c in await stateChecks() { add(c) }
         guard case .success(let config) = config else { return checks }

@@ -97,9 +97,14 @@ extension NightscoutSite {
         -> Remote2Result
     {
         let description = AuditCommand(ticket.command).description
-        if let refused = await preflight(ticket, r, guardian: guardian) { return Remote2Result(result: refused) }
-        let created = Date()
-        let otp = r.remote.settings.otp?.code(at: created) ?? ""
+        let claimed: (code: String, time: Date)?
+        switch await preflightCode(ticket, r, guardian: guardian) {
+        case .stop(let refused): return Remote2Result(result: refused)
+        case .send(let c): claimed = c
+        }
+        let created = claimed?.time ?? Date()
+        // Commands without an OTP check carry this period's code unclaimed, as before.
+        let otp = claimed?.code ?? (ticket.command.needsOTP ? nil : r.remote.settings.otp?.code(at: created)) ?? ""
         let command = RemoteCommand(createdDate: created, action: RemoteAction(ticket.command), sendNotification: notify, otp: otp)
         do {
             let stored = try await r.client.sendRemoteCommand(command)
