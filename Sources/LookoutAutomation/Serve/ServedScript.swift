@@ -233,6 +233,7 @@ extension ServedScript {
         child.arguments = launcher.arguments(file)
         var environment = ProcessInfo.processInfo.environment
         environment[ServeWorkerLauncher.healthVariable] = healthFile
+        if let ceiling = launcher.memoryCeiling { environment[WorkerMemoryCeiling.variable] = String(ceiling) }
         child.environment = environment
         let (exits, continuation) = AsyncStream<Int32>.makeStream()
         child.terminationHandler = { process in
@@ -249,6 +250,8 @@ extension ServedScript {
         let health = self.health
         let pid = child.processIdentifier
         health.updateScript(name) { $0.state = .running; $0.detail = "worker pid \(pid)" }
+        let memory = launcher.memoryCeiling.map { WorkerMemoryWatch(pid: pid, ceiling: $0) }
+        defer { memory?.cancel() }
         let copier = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
@@ -266,6 +269,10 @@ extension ServedScript {
             let reason = health.script(name)?.lastError ?? "stuck past its limits"
             health.updateScript(name) { $0.state = .quarantined; $0.nextRestart = nil; $0.nextRun = nil }
             return .quarantined(reason + " (worker process \(pid) ended)")
+        }
+        if let reason = memory?.reason {
+            health.updateScript(name) { $0.lastError = reason; $0.lastErrorAt = Date(); $0.errors += 1 }
+            return .crashed(reason)
         }
         let reason = child.terminationReason == .uncaughtSignal ? "worker killed by signal \(status)" : "worker exited with status \(status)"
         return .crashed(reason)
