@@ -30,6 +30,7 @@ final class ServeFloodTests: CLITestCase, @unchecked Sendable {
         let server = try SilentTCPServer()
         defer { server.stop() }
         try writeFile("Scripts/healthy.lua", """
+            local script = require "script"
             require("schedule").every(1, function()
               print(string.format("tick %.3f", script.uptime()))
             end, { name = "tick" })
@@ -38,6 +39,7 @@ final class ServeFloodTests: CLITestCase, @unchecked Sendable {
         // refusal by the in-flight limit waits a little before the next try.
         try writeFile("Scripts/flood.lua", """
             local http = require "http"
+            local script = require "script"
             local started, refused = 0, 0
             for i = 1, \(Self.floodRequests) do
               task.spawn(function()
