@@ -11,6 +11,7 @@ import Lua
 /// cpu = "5s"        # CPU time a task may run without waiting
 /// time = "0"        # wall-clock limit per run; 0 or "none" = no limit
 /// store = "10MB"    # what one script may keep in `store`; 0 or "none" = no quota
+/// requests_in_flight = 32  # requests to servers one script runs at once
 /// [log]
 /// level = "info"
 /// [nightscout.home]
@@ -34,6 +35,12 @@ public struct HostConfig: Sendable {
         /// Bytes of keys and values one script may keep in `store`; `nil` for no quota
         /// (default 10 MiB).
         public var storeBytes: Int?
+        /// Requests to servers one script runs at once (default 32, see ``requestsInFlightRange``);
+        /// more wait for a slot, and beyond eight times as many waiting they fail with `limit`.
+        public var requestsInFlight = 32
+
+        /// What `[limits] requests_in_flight` and `--requests-in-flight` accept.
+        public static let requestsInFlightRange = 1...10_000
 
         /// The defaults: 64 MiB, 5 s of CPU, no wall-clock limit, 10 MiB of `store`.
         public static let defaults = Limits(memoryBytes: 64 << 20, cpuSeconds: 5, timeSeconds: nil)
@@ -175,6 +182,9 @@ public struct HostConfig: Sendable {
         }
         if let store = table.value(atPath: ["limits", "store"]) {
             limits.storeBytes = HostConfigSchema.isUnlimitedSize(store) ? nil : Quantities.size(store)
+        }
+        if let requests = table.value(atPath: ["limits", "requests_in_flight"])?.integerValue {
+            limits.requestsInFlight = Int(requests)
         }
         self.limits = limits
         let level = table.value(atPath: ["log", "level"])?.stringValue?.lowercased()

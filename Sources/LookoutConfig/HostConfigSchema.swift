@@ -35,6 +35,7 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "cpu", validate: checkPositiveDuration),
                 HostConfigKeySpec(name: "time", validate: checkOptionalDuration),
                 HostConfigKeySpec(name: "store", validate: checkOptionalSize),
+                HostConfigKeySpec(name: "requests_in_flight", validate: checkRequestsInFlight),
             ]),
             "log": .settings([
                 HostConfigKeySpec(name: "level", validate: checkLogLevel)
@@ -122,6 +123,15 @@ enum HostConfigSchema {
         if let text = value.stringValue { return text.isEmpty ? "expected a path, got an empty string" : nil }
         if case .array(let items) = value, !items.isEmpty, items.allSatisfy({ !($0.stringValue ?? "").isEmpty }) { return nil }
         return "expected a folder or file path, or an array of paths, got \(shown(value))"
+    }
+
+    /// A whole number of requests in ``HostConfig/Limits/requestsInFlightRange``.
+    static func checkRequestsInFlight(_ value: TOMLValue) -> String? {
+        let range = HostConfig.Limits.requestsInFlightRange
+        guard case .integer(let count) = value, range.contains(Int(count)) else {
+            return "expected a whole number of requests from \(range.lowerBound) to \(range.upperBound), got \(shown(value))"
+        }
+        return nil
     }
 
     static func checkPort(_ value: TOMLValue) -> String? {

@@ -289,8 +289,17 @@ public struct LuaCall {
         _ operation: @escaping @Sendable () async throws -> T,
         deliver: @escaping (LuaStack, T) -> Int32
     ) throws(LuaRaise) -> LuaReturn {
+        try waitForHost(what, event: event, counted: false, operation, deliver: deliver)
+    }
+
+    /// ``wait(_:event:_:deliver:)``, as a request (`counted`) under the state's ``LuaRequestGate`` or not.
+    func waitForHost<T: Sendable>(
+        _ what: String, event: Bool, counted: Bool,
+        _ operation: @escaping @Sendable () async throws -> T,
+        deliver: @escaping (LuaStack, T) -> Int32
+    ) throws(LuaRaise) -> LuaReturn {
         try engine.beginWait(
-            in: self, what: what, hostWork: !event, event: event,
+            in: self, what: what, hostWork: !event, event: event, counted: counted,
             deliver: { engine, stack, result in
                 switch result {
                 case .success(let value): return deliver(stack, value as! T)

@@ -28,6 +28,11 @@ public final class LuaEngine {
     var nextTaskID = 1
     var nextWaitID: UInt64 = 1
     var waits: [UInt64: PendingWait] = [:]
+    /// Requests in flight and waiting for a slot (``LuaRequestGate``).
+    var requestGate = LuaRequestGate()
+    /// What the host buffers for the script outside the state (bodies of requests in flight),
+    /// limited to the memory limit.
+    public let hostBytes: LuaHostBytes
     var timerObjects: [UInt64: LuaTimer] = [:]
     /// Host timers (`after(seconds:_:)`): Swift work on the executor at a deadline.
     var hostTimers: [UInt64: (LuaEngine) -> Void] = [:]
@@ -64,6 +69,7 @@ public final class LuaEngine {
         self.executor = executor
         self.options = options
         self.generation = generation
+        hostBytes = LuaHostBytes(limit: options.memoryLimit)
         clockOrigin = executor.now
         budget = .allocate(capacity: 1)
         budget.initialize(to: ShimBudget())

@@ -4,6 +4,9 @@ public struct LuaOptions: Sendable {
     public var name: String = "lookout"
     /// Bytes the state may allocate; 0 = no limit.
     public var memoryLimit: Int = 64 << 20
+    /// Requests to servers (``LuaCall/request(_:_:deliver:)``) the state runs at once; more wait
+    /// for a slot (at most eight times as many), beyond that they fail with `err.code == "limit"`.
+    public var requestsInFlight: Int = 32
     /// Seconds a task may compute without waiting; 0 = no limit.
     public var cpuLimit: Double = 5
     /// Wall-clock seconds for the whole run; 0 = no limit.

@@ -53,6 +53,7 @@ struct HostEnvironment {
         options.memoryLimit = limits.memoryBytes
         options.cpuLimit = limits.cpuSeconds
         options.timeLimit = limits.timeSeconds ?? 0
+        options.requestsInFlight = limits.requestsInFlight
         options.trusted = script.trusted
         options.verbose = script.verbose
         options.arguments = arguments

@@ -13,6 +13,9 @@ struct ScriptOptions: ParsableArguments {
     @Option(name: .customLong("time-limit"), help: "Wall-clock limit for the whole run, e.g. 10m (default none).")
     var timeLimit: String?
 
+    @Option(name: .customLong("requests-in-flight"), help: "Requests to servers a script runs at once (default from config, else 32; more wait).")
+    var requestsInFlight: Int?
+
     @Flag(help: "Give the script io and os (only for your own scripts).")
     var trusted = false
 
@@ -42,6 +45,13 @@ struct ScriptOptions: ParsableArguments {
                 throw ValidationError("--time-limit: expected a duration such as 10m, got \(timeLimit)")
             }
             limits.timeSeconds = seconds > 0 ? seconds : nil
+        }
+        if let requestsInFlight {
+            let range = HostConfig.Limits.requestsInFlightRange
+            guard range.contains(requestsInFlight) else {
+                throw ValidationError("--requests-in-flight: expected \(range.lowerBound) to \(range.upperBound), got \(requestsInFlight)")
+            }
+            limits.requestsInFlight = requestsInFlight
         }
         return limits
     }

@@ -166,6 +166,10 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(try config("[limits]\ntime = \"90s\"").limits.timeSeconds, 90)
         XCTAssertEqual(try config("limits.time = 30").limits.timeSeconds, 30)
         XCTAssertEqual(try config("[log]\nlevel = \"WARNING\"").logLevel, .warning)
+        XCTAssertEqual(try config("").limits.requestsInFlight, 32)
+        XCTAssertEqual(try config("[limits]\nrequests_in_flight = 4").limits.requestsInFlight, 4)
+        XCTAssertTrue(configError("[limits]\nrequests_in_flight = 0")?.message.contains("from 1 to 10000") ?? false)
+        XCTAssertTrue(configError("[limits]\nrequests_in_flight = \"8\"")?.message.contains("whole number") ?? false)
     }
 
     // MARK: Errors
@@ -193,7 +197,7 @@ final class ConfigTests: XCTestCase {
         let limits = configError("[limits]\nmemroy = \"64MB\"")
         XCTAssertEqual(
             limits?.description,
-            "config.toml:2:1: limits.memroy: unknown key memroy in [limits]; did you mean memory? Known: cpu, memory, store, time"
+            "config.toml:2:1: limits.memroy: unknown key memroy in [limits]; did you mean memory? Known: cpu, memory, requests_in_flight, store, time"
         )
         let log = configError("[log]\nlevle = \"info\"")
         XCTAssertEqual(log?.keyPath, "log.levle")

@@ -113,7 +113,7 @@ final class FeedbackClient: LuaObject {
     /// Kit work for a script: Northlight errors become `nil, err`.
     static func wait<T: Sendable>(_ call: LuaCall, _ what: String, _ operation: @escaping @Sendable () async throws -> T,
                                   deliver: @escaping (LuaStack, T) -> Int32) throws(LuaRaise) -> LuaReturn {
-        try call.wait(what, {
+        try call.request(what, {
             do { return try await operation() } catch { throw LuaErrorInfo.northlight(error) }
         }, deliver: deliver)
     }

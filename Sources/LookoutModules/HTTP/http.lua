@@ -5,9 +5,15 @@
 --- running. Any status is an answer: a 404 or 500 comes back as `resp` with `resp.status`.
 --- Failures to get an answer return `nil, err` with `err.code`: "invalid_url", "timeout",
 --- "network" (refused, reset, DNS, TLS), "redirect" (more than 5 or a loop), "too_large"
---- (body over `max_size`), "cancelled" or "refused" (a Loop remote-command endpoint, or the
---- status server of the `serve` running the script, on any loopback spelling, also after a
---- redirect); `err.retryable` says whether trying later may help.
+--- (body over `max_size`), "limit" (too many requests in flight, see below), "memory" (the
+--- bodies of the script's requests in flight over its memory limit), "cancelled" or "refused"
+--- (a Loop remote-command endpoint, or the status server of the `serve` running the script, on
+--- any loopback spelling, also after a redirect); `err.retryable` says whether trying later may help.
+---
+--- A script runs at most 32 requests at once (`[limits] requests_in_flight`,
+--- `--requests-in-flight`; shared with the service clients): the next ones wait for a slot in
+--- order, and a request's `timeout` counts from when it starts; when 8 times as many already
+--- wait, the call returns `nil, err` with `err.code == "limit"` at once.
 --- Messages never include credentials, query strings or header values.
 ---@class httplib
 local http = {}

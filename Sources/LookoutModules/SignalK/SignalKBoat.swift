@@ -63,7 +63,7 @@ final class SignalKLuaBoat: LuaObject {
     /// `err.service == "signalk"`.
     static func wait<T: Sendable>(_ call: LuaCall, _ what: String, _ operation: @escaping @Sendable () async throws -> T,
                                   deliver: @escaping (LuaStack, T) -> Int32) throws(LuaRaise) -> LuaReturn {
-        try call.wait(what, {
+        try call.request(what, {
             do { return try await operation() } catch { throw LuaErrorInfo.signalk(error) }
         }, deliver: deliver)
     }

@@ -96,7 +96,9 @@ struct ServeCommand: AsyncParsableCommand {
                 ? "no .lua scripts in \(targets.joined(separator: ", "))"
                 : "not found: \(missing.joined(separator: ", ")) (give script files or folders, or set [serve] scripts)")
         }
-        let runFactory = isolate ? ServeWorker.factory(script: script, drain: drain, health: health, paths: paths, base: factory) : factory
+        let runFactory = isolate
+            ? ServeWorker.factory(script: script, drain: drain, health: health, paths: paths, base: factory, memoryLimit: base.memoryLimit)
+            : factory
         let supervisor = ServeSupervisor(discovery: discovery, factory: runFactory, settings: settings, health: health, log: log)
         let status = try await ServeStatus.start(
             port: statusPort ?? config.serveStatusPort, health: health, paths: paths,
