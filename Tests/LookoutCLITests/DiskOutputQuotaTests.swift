@@ -121,7 +121,8 @@ final class DiskOutputQuotaTests: CLITestCase, @unchecked Sendable {
         XCTAssertEqual(lines.first, "10\t40", run.stdout)
         XCTAssertTrue(lines.last?.hasPrefix("quota: outbox quota exceeded") == true, run.stdout)
         XCTAssertTrue(run.stdout.contains("limits.outbox_bytes"), run.stdout)
-        XCTAssertLessThan(databaseBytes(), 3 << 20)
+        // The quota's 1 MiB, twice or so in the write-ahead log; without it 50 items were 15 MB.
+        XCTAssertLessThan(databaseBytes(), 6 << 20)
         let outbox = try lookout(["outbox"], environment: env)
         XCTAssertEqual(outbox.stdout.split(separator: "\n").filter { $0.contains("  pending  ") }.count, 10, outbox.stdout)
 
@@ -200,7 +201,7 @@ final class DiskOutputQuotaTests: CLITestCase, @unchecked Sendable {
         XCTAssertEqual(lines.count, 4, run.stdout)
         XCTAssertTrue(lines[0].hasPrefix("quota: ") && lines[0].contains("state.max_size"), run.stdout)
         XCTAssertEqual(lines[1], "nil\tquota", run.stdout)
-        XCTAssertEqual(lines[2], "sent", run.stdout)
+        XCTAssertTrue(["sent", "confirmed"].contains(lines[2]), run.stdout)
         XCTAssertEqual(lines[3], "exceedsMaximum", run.stdout)
         let pushed = await Self.simulator.receivedLoopNotifications().dropFirst(before).filter { $0.status == 200 && $0.push != nil }
         XCTAssertEqual(pushed.count, 1)
