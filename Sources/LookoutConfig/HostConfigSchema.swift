@@ -36,6 +36,15 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "time", validate: checkOptionalDuration),
                 HostConfigKeySpec(name: "store", validate: checkOptionalSize),
                 HostConfigKeySpec(name: "requests_in_flight", validate: checkRequestsInFlight),
+                HostConfigKeySpec(name: "outbox_items", validate: checkOptionalCount),
+                HostConfigKeySpec(name: "outbox_bytes", validate: checkOptionalSize),
+                HostConfigKeySpec(name: "log_line", validate: checkOptionalSize),
+                HostConfigKeySpec(name: "log_rate", validate: checkRate),
+                HostConfigKeySpec(name: "log_burst", validate: checkCount),
+            ]),
+            "state": .settings([
+                HostConfigKeySpec(name: "max_size", validate: checkOptionalSize),
+                HostConfigKeySpec(name: "min_free", validate: checkOptionalSize),
             ]),
             "log": .settings([
                 HostConfigKeySpec(name: "level", validate: checkLogLevel)
@@ -79,6 +88,27 @@ enum HostConfigSchema {
     static func checkOptionalSize(_ value: TOMLValue) -> String? {
         if isUnlimitedSize(value) || Quantities.size(value) != nil { return nil }
         return "expected a size such as \"10MB\" or \"512KB\" (powers of 1024), or 0 or \"none\" for no limit, got \(shown(value))"
+    }
+
+    /// A whole number of at least 0, or "none" (0 and "none": no limit).
+    static func checkOptionalCount(_ value: TOMLValue) -> String? {
+        if let text = value.stringValue, text.lowercased() == "none" { return nil }
+        return checkCount(value).map { _ in "expected a whole number such as 1000, or 0 or \"none\" for no limit, got \(shown(value))" }
+    }
+
+    /// A whole number of at least 0.
+    static func checkCount(_ value: TOMLValue) -> String? {
+        guard let n = value.integerValue, n >= 0 else { return "expected a whole number of at least 0, got \(shown(value))" }
+        return nil
+    }
+
+    /// Lines a second: a number of at least 0 (0: no limit).
+    static func checkRate(_ value: TOMLValue) -> String? {
+        let rate = value.doubleValue ?? value.integerValue.map(Double.init)
+        guard let rate, rate.isFinite, rate >= 0 else {
+            return "expected lines a second such as 10 or 0.5 (0 for no limit), got \(shown(value))"
+        }
+        return nil
     }
 
     /// `0`, `"0"` or `"none"`: no size limit.

@@ -70,7 +70,10 @@ extension LuaEngine {
         let scriptDirectory = options.scriptDirectory
         pushLibrary([
             "write": { call in
-                output(try call.string(1))
+                let (pass, summary) = call.engine.outputLimiter.admit()
+                guard pass else { return .nothing }
+                if let summary { output(summary) }
+                output(call.engine.outputLimiter.cut(try call.string(1)))
                 return .nothing
             },
             "drop_wait": { call in

@@ -53,6 +53,8 @@ public final class LuaEngine {
     public internal(set) var moduleNames: [String] = []
     /// Stub texts (LuaLS `---@meta`) of the registered modules.
     public internal(set) var stubs: [String: String] = [:]
+    /// What `print` and `log` may still write (line size and rate).
+    public var outputLimiter: LuaOutputLimiter
     /// Values host modules share for this state (e.g. whether side effects are recorded).
     public var hostContext: [String: any Sendable] = [:]
     let startTime = shim_now_ns()
@@ -70,6 +72,7 @@ public final class LuaEngine {
         self.options = options
         self.generation = generation
         hostBytes = LuaHostBytes(limit: options.memoryLimit)
+        outputLimiter = LuaOutputLimiter(lineLimit: options.outputLineLimit, rate: options.outputRate, burst: options.outputBurst)
         clockOrigin = executor.now
         budget = .allocate(capacity: 1)
         budget.initialize(to: ShimBudget())

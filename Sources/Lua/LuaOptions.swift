@@ -26,6 +26,14 @@ public struct LuaOptions: Sendable {
     public var clock: LuaClock = .system
     /// Keeps host frames in tracebacks.
     public var verbose = false
+    /// Bytes of one `print` or `log` line kept (the rest cut with a marker); 0 = no limit (the
+    /// default; Lookout's commands set `[limits] log_line`).
+    public var outputLineLimit = 0
+    /// Lines a second the script may print or log after `outputBurst`; 0 = no limit (the
+    /// default; Lookout's commands set `[limits] log_rate`).
+    public var outputRate: Double = 0
+    /// Lines the script may print or log at once.
+    public var outputBurst = 500
     /// Receives what `print` writes (one call per line printed, without the newline).
     public var output: @Sendable (String) -> Void = { print($0) }
     /// Receives errors nobody handled, with task label and traceback.

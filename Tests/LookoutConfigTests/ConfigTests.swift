@@ -182,7 +182,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(
             error?.message,
             "unknown section [nightscot]; did you mean [nightscout]? Known: [garmin], [limits], [log], "
-                + "[nightscout], [northlight], [notify], [scripts], [serve], [signalk]")
+                + "[nightscout], [northlight], [notify], [scripts], [serve], [signalk], [state]")
     }
 
     func testUnknownTopLevelKey() {
@@ -190,14 +190,14 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(
             error?.description,
             "config.toml:1:1: memory: unknown section [memory]; known: [garmin], [limits], [log], [nightscout], "
-                + "[northlight], [notify], [scripts], [serve], [signalk]")
+                + "[northlight], [notify], [scripts], [serve], [signalk], [state]")
     }
 
     func testUnknownKeysInFixedSections() {
         let limits = configError("[limits]\nmemroy = \"64MB\"")
         XCTAssertEqual(
             limits?.description,
-            "config.toml:2:1: limits.memroy: unknown key memroy in [limits]; did you mean memory? Known: cpu, memory, requests_in_flight, store, time"
+            "config.toml:2:1: limits.memroy: unknown key memroy in [limits]; did you mean memory? Known: cpu, log_burst, log_line, log_rate, memory, outbox_bytes, outbox_items, requests_in_flight, store, time"
         )
         let log = configError("[log]\nlevle = \"info\"")
         XCTAssertEqual(log?.keyPath, "log.levle")
@@ -391,7 +391,7 @@ final class ConfigTests: XCTestCase {
     func testSchemaListsEveryService() {
         XCTAssertEqual(HostConfig.knownServices, ["nightscout", "signalk", "northlight", "garmin"])
         XCTAssertEqual(
-            HostConfig.knownSections, ["garmin", "limits", "log", "nightscout", "northlight", "notify", "scripts", "serve", "signalk"])
+            HostConfig.knownSections, ["garmin", "limits", "log", "nightscout", "northlight", "notify", "scripts", "serve", "signalk", "state"])
         XCTAssertTrue(HostConfig.LogLevel.trace < .critical)
     }
 }

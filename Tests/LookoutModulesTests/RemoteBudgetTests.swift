@@ -55,9 +55,11 @@ final class RemoteBudgetTests: XCTestCase {
                       "the forged note was taken as Loop's answer:\n\(lines)")
         // …but the budget stays spent.
         XCTAssertEqual(Array(lines.suffix(2)), ["3\trefused\texceedsHourlyTotal", "4\trefused\texceedsHourlyTotal"])
-        let entries = try await store.auditEntries(limit: 100)
-        XCTAssertEqual(entries.map(\.phase), [.attempted, .sent, .appError, .attempted, .sent, .appError, .refused, .refused])
-        XCTAssertTrue(entries.allSatisfy { $0.site == RemoteCommandSite.key(for: url) })
+        // The second identical refusal is counted on the first (issue 24 §3), not written again.
+        let rows = try await store.auditLog(limit: 100)
+        XCTAssertEqual(rows.map(\.entry.phase), [.attempted, .sent, .appError, .attempted, .sent, .appError, .refused])
+        XCTAssertEqual(rows.last?.repeats, 1)
+        XCTAssertTrue(rows.allSatisfy { $0.entry.site == RemoteCommandSite.key(for: url) })
     }
 
     /// §3 in one process: two profiles naming one site (spelled differently) share one budget,
@@ -138,9 +140,10 @@ final class RemoteBudgetTests: XCTestCase {
             return n
         }
         XCTAssertEqual(allowed, 2)
-        let entries = try await stores[0].auditEntries(limit: 1000)
-        XCTAssertEqual(entries.filter { $0.phase == .attempted }.count, 2)
-        XCTAssertEqual(entries.filter { $0.phase == .refused }.count, 38)
+        let rows = try await stores[0].auditLog(limit: 1000)
+        XCTAssertEqual(rows.filter { $0.entry.phase == .attempted }.count, 2)
+        // Repeated refusals are counted on an earlier row (issue 24 §3): rows plus repeats.
+        XCTAssertEqual(rows.filter { $0.entry.phase == .refused }.reduce(0) { $0 + 1 + $1.repeats }, 38)
     }
 
     /// Issue 24 §4 on the SQLite ledger: budget keys and used one-time codes are shared by

@@ -73,7 +73,7 @@ public struct Doctor: Sendable {
         do { store = try StateStore.shared(paths: paths) } catch {
             return [DoctorCheck("state", .failure, "cannot open \(paths.databaseFile): \(error.description)")]
         }
-        var checks = [DoctorCheck("state", .ok, paths.databaseFile)]
+        var checks = [DoctorCheck("state", .ok, paths.databaseFile), roomCheck(store)]
         do {
             let open = try await store.items(site: nil, states: [.pending, .failed], limit: 100_000)
             let failed = open.filter { $0.state == .failed }
@@ -94,6 +94,19 @@ public struct Doctor: Sendable {
             checks.append(DoctorCheck("outbox", .failure, "cannot read the outbox: \(error)"))
         }
         return checks
+    }
+
+    /// The database's size and the disk's free space, against `[state]`: a warning once
+    /// scripts' writes are refused (the guard and the audit log keep working).
+    func roomCheck(_ store: StateStore) -> DoctorCheck {
+        let room = (try? config.get())?.stateRoom ?? .defaults
+        let usage = store.usage()
+        var words = "database \(Quantities.formatSize(usage.size))"
+        if let max = room.maxSizeBytes { words += " of \(Quantities.formatSize(max)) (state.max_size)" }
+        words += usage.free.map { "; \(Quantities.formatSize($0)) free on its disk" } ?? "; free space unknown"
+        words += " (scripts' writes stop below \(Quantities.formatSize(room.minFreeBytes)))"
+        if let refusal = room.refusal(for: usage) { return DoctorCheck("state size", .warning, refusal.message) }
+        return DoctorCheck("state size", .ok, words)
     }
 
     // MARK: services

@@ -69,7 +69,11 @@ struct NotifyModule: LuaModule {
                 }
                 let engine = call.engine
                 return try call.wait("notify.send \(channelName)", {
-                    let outbox = NotifyOutbox.shared(store: try openStore(), sender: sender)
+                    let store = try openStore()
+                    // Alerts' notifications (the alert library names its alert) still go out on a
+                    // full disk, into the room kept free; a script's own messages are refused first.
+                    if message.alertID == nil { try store.requireRoom() }
+                    let outbox = NotifyOutbox.shared(store: store, sender: sender)
                     let item = try await outbox.enqueue(message)
                     guard wait else {
                         Task.detached { await outbox.attempt(item.id, force: false) }

@@ -46,8 +46,10 @@ extension NightscoutSite {
         let source = call.engine.options.name
         let engine = call.engine
         return try wait(call, "nightscout upload \(collection.rawValue)", {
+            _ = try outboxes.storeWithRoom()
             let (outbox, drainer) = try outboxes.outbox(for: client, queue: queueKey)
-            let item = try await outbox.enqueue(collection, identifier: document.identifier, body: document.body, source: source)
+            let item = try await outbox.enqueue(collection, identifier: document.identifier, body: document.body, source: source,
+                                                quota: outboxes.quota)
             let result = await firstAttempt(outbox, item, within: firstAttemptWindow(client))
             if result.state == .pending { drainer.kick() }
             return result

@@ -107,7 +107,8 @@ enum StoreUpdate {
                 let script = session.script, quota = session.quota
                 let engine = call.engine
                 return try call.wait("store.update write", session.run {
-                    try await $0.replaceValue(script: script, key: key, expected: expected, with: json, quota: quota)
+                    if json != nil { try $0.requireRoom() }
+                    return try await $0.replaceValue(script: script, key: key, expected: expected, with: json, quota: quota)
                 }) { stack, result in
                     switch result {
                     case .success(let replaced):
