@@ -260,31 +260,14 @@ public actor SignalKStream {
         runTask = Task { await self.run() }
     }
 
-    /// How long `close()` waits for the close frame to go out before dropping the connection.
-    static let closeGrace: Duration = .seconds(2)
-
-    /// Closes the socket with a close frame (normal closure), stops reconnecting and ends every
-    /// event stream. Waits until the connection task has finished (at most `closeGrace` more).
+    /// Closes the socket (normal closure), stops reconnecting and ends every event stream. Waits
+    /// until the connection task has finished.
     public func close() async {
         closing = true
+        outbox?.yield(nil)
         let t = runTask
-        if let outbox {
-            // A connected (or connecting) socket is ended by a close frame: the writer sends it
-            // and the connection task then ends by itself. Cancelling at once would drop the TCP
-            // connection before the frame is out; the task is cancelled only if it has not ended
-            // within `closeGrace`.
-            outbox.yield(nil)
-            let grace = Self.closeGrace
-            let watchdog = Task {
-                try? await Task.sleep(for: grace)
-                t?.cancel()
-            }
-            await t?.value
-            watchdog.cancel()
-        } else {
-            t?.cancel()
-            await t?.value
-        }
+        t?.cancel()
+        await t?.value
         setState(.closed)
         for c in consumers.values { c.finish() }
         consumers.removeAll()
