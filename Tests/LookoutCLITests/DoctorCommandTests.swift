@@ -50,10 +50,10 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(line("nightscout.home").hasPrefix("  ok"), run.stdout)
         XCTAssertTrue(line("nightscout.home").contains(", read only; newest entry 2 min old (104 mg/dL)"), run.stdout)
         XCTAssertTrue(line("nightscout.wrong").hasPrefix("  failure"), run.stdout)
-        // A readable site with wrong credentials: reads work, writes will not; the variable to fix is named.
-        XCTAssertTrue(line("nightscout.wrong").contains("reads work, writes will be refused: the token in NS_BAD is wrong"), run.stdout)
+        // A readable site with wrong credentials: Nightscout refuses reads with them too; the variable to fix is named.
+        XCTAssertTrue(line("nightscout.wrong").contains("the site refused the token in NS_BAD: it is wrong; reads with it are refused too"), run.stdout)
         XCTAssertTrue(line("nightscout.writer").hasPrefix("  failure"), run.stdout)
-        XCTAssertTrue(line("nightscout.writer").contains("reads work, writes will be refused: the secret in NS_SECRET is wrong"), run.stdout)
+        XCTAssertTrue(line("nightscout.writer").contains("the site refused the secret in NS_SECRET: it is wrong; reads with it are refused too"), run.stdout)
         XCTAssertTrue(line("signalk.boat").hasPrefix("  failure"), run.stdout)
         XCTAssertTrue(line("signalk.boat").contains("the server refused the token"), run.stdout)
         XCTAssertTrue(run.stdout.contains("3 failed, 0 warnings."), run.stdout)

@@ -149,7 +149,7 @@ final class NightscoutRemote2Tests: XCTestCase {
         XCTAssertEqual(second, ["1\tin_progress\toverride Exercise for 30 min\tin_progress\t"])
         await sim.stepRemoteApp()
         let third = try await run("""
-            local list = assert(loop:remote_commands { since = os.time() * 1000 - 60000 })
+            local list = assert(loop:remote_commands { since = "1m" })  -- a duration, as `lookout remote list --since`
             print(#list, assert(list[1]:wait { timeout = 5 }).state)
             """, sim: "manual", settings: live, store: store)
         XCTAssertEqual(third, ["1\tsuccess"])

@@ -150,7 +150,10 @@ public struct Doctor: Sendable {
                     if auth.canRead {
                         return DoctorCheck(subject, .failure, "\(words): reads work, writes will be refused: \(which) is wrong")
                     }
-                    return DoctorCheck(subject, .failure, "\(words): the site refused \(which): it is wrong")
+                    // Nightscout gives a credential that does not resolve no permissions at all,
+                    // not the default roles: reads with it are refused too, even on a site that
+                    // is readable without credentials.
+                    return DoctorCheck(subject, .failure, "\(words): the site refused \(which): it is wrong; reads with it are refused too")
                 }
                 words += auth.isAdmin ? ", admin" : auth.canWrite ? ", read and write" : ", read only"
             }

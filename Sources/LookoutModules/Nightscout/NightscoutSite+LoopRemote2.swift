@@ -140,7 +140,15 @@ extension NightscoutSite {
         }
         var since = Date().addingTimeInterval(-86_400)
         if let s = opts["since"] {
-            do throws(LuaRaise) { since = try NightscoutTimeArgument.date(s, what: "opts.since") } catch {
+            do throws(LuaRaise) {
+                // A duration back from now ("10m", "24h"), as `lookout remote list --since`
+                // takes, or a time (epoch ms or ISO).
+                if let text = s.text, text.contains(where: \.isLetter), Quantities.parseDuration(text) != nil {
+                    since = call.engine.clock.now().addingTimeInterval(-(try NightscoutTimeArgument.duration(s, what: "opts.since")))
+                } else {
+                    since = try NightscoutTimeArgument.date(s, what: "opts.since")
+                }
+            } catch {
                 throw call.argumentError(1, error.message)
             }
         }

@@ -84,6 +84,20 @@ final class SignalKLuaBoat: LuaObject {
                 return 1
             }
         },
+        "meta": { call in
+            let boat = try boat(call)
+            let path = try call.string(1)
+            guard !path.isEmpty, !path.hasPrefix("vessels.") else {
+                throw call.argumentError(1, "expected a path of the own vessel such as \"navigation.speedOverGround\"")
+            }
+            let rest = boat.rest
+            return try wait(call, "signalk meta \(path)", {
+                try await rest.get(path: path + ".meta", context: "vessels.self")
+            }) { stack, value in
+                SignalKLuaValues.push(value, on: stack)
+                return 1
+            }
+        },
         "put": { call in
             let boat = try boat(call)
             let path = try call.string(1)
@@ -138,9 +152,15 @@ final class SignalKLuaBoat: LuaObject {
             return call.returning(.object(fields))
         },
         "state": { call in
-            let boat = try boat(call)
+            // A closed boat answers "closed" (as its stub lists) instead of raising: its box is
+            // emptied by `close`, so the object lookup says it is closed.
+            let boat: SignalKLuaBoat
+            do throws(LuaRaise) { boat = try call.object(as: SignalKLuaBoat.self, type: type) } catch {
+                guard error.message.hasPrefix("attempt to use a closed") else { throw error }
+                return call.returning(.text("closed"))
+            }
             let text: String
-            switch boat.feed.state {
+            switch boat.isClosed ? .closed : boat.feed.state {
             case .idle: text = "idle"
             case .connecting: text = "connecting"
             case .connected: text = "connected"
