@@ -13,7 +13,7 @@ struct ScriptOptions: ParsableArguments {
     @Option(name: .customLong("time-limit"), help: "Wall-clock limit for the whole run, e.g. 10m (default none).")
     var timeLimit: String?
 
-    @Flag(help: "Give the script io and os (only for your own scripts).")
+    @Flag(help: "Give the script the whole Lua standard library: io, os, debug, finalizers, every collectgarbage option (only for your own scripts).")
     var trusted = false
 
     @Flag(name: .shortAndLong, help: "Show debug logs and full tracebacks.")
