@@ -54,6 +54,10 @@ public struct LuaCall {
     /// The calling thread.
     public var L: OpaquePointer { stack.L }
 
+    /// Whether the caller may wait here (a binding may yield). `coroutine.isyieldable()` is false in
+    /// a task's own body, where waits are fine: host code asks this instead.
+    public var canWait: Bool { lua_isyieldable(L) != 0 }
+
     /// Number of arguments (not counting `self`).
     public var count: Int { Int(max(0, lua_gettop(L) - offset)) }
 

@@ -68,10 +68,13 @@ extension LuaEngine {
         let s = LuaStack(L)
         let output = options.output
         let scriptDirectory = options.scriptDirectory
+        let trusted = options.trusted
         pushLibrary([
             "write": { call in
                 let (pass, summary) = call.engine.outputLimiter.admit()
                 guard pass else { return .nothing }
+                // --trusted: io.write's buffer goes out first, so print and io.write keep their order.
+                if trusted { shim_flush_stdout() }
                 if let summary { output(summary) }
                 output(call.engine.outputLimiter.cut(try call.string(1)))
                 return .nothing
@@ -100,8 +103,15 @@ extension LuaEngine {
             }
             s.setField("virtual_now", in: -2)
         }
-        lua_pushlightuserdata(L, shim_await_token())
-        s.setField("await_token", in: -2)
+        lua_pushcclosure(L, shim_open_coroutines, 0)
+        s.setField("open_coroutines", in: -2)
+        if trusted {
+            lua_pushcclosure(L, shim_compose_sethook, 0)
+            s.setField("compose_sethook", in: -2)
+            shim_push_filelib(L)
+            s.setField("dofile", in: -3)
+            s.setField("loadfile", in: -2)
+        }
         s.push(options.trusted)
         s.setField("trusted", in: -2)
         s.push(ModuleSearch.path(for: scriptDirectory))

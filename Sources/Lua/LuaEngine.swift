@@ -96,7 +96,7 @@ public final class LuaEngine {
         guard shim_openlibs(L) == LUA_OK else { throw LuaRaise("cannot open the Lua libraries") }
         shim_guard_patterns(L)  // string.find/match/gmatch/gsub that honour deadlines
         // string.rep, table.insert/remove/move/concat/sort with budget checks; no __gc for scripts.
-        guard shim_guard_library(L) == LUA_OK else { throw LuaRaise("cannot guard the Lua libraries") }
+        guard shim_guard_library(L, options.trusted ? 1 : 0) == LUA_OK else { throw LuaRaise("cannot guard the Lua libraries") }
         if options.timeLimit > 0 {
             budget.pointee.run_deadline = Quantities.deadline(startTime, after: Quantities.nanoseconds(options.timeLimit))
         }

@@ -14,7 +14,8 @@ public struct LuaOptions: Sendable {
     /// Seconds past a limit after which a state that did not stop counts as stuck
     /// (``LuaRuntime/stall(grace:now:)``): `run` exits, `serve` quarantines the script.
     public var stallGrace: Double = 2
-    /// `io` and `os` restored (the user's own scripts only).
+    /// The whole standard library (`io`, `os`, `debug`, finalizers, every `collectgarbage` option):
+    /// the user's own scripts only.
     public var trusted = false
     /// Folder `require` searches besides the bundled modules.
     public var scriptDirectory: String?

@@ -16,7 +16,7 @@ struct ScriptOptions: ParsableArguments {
     @Option(name: .customLong("requests-in-flight"), help: "Requests to servers a script runs at once (default from config, else 32; more wait).")
     var requestsInFlight: Int?
 
-    @Flag(help: "Give the script io and os (only for your own scripts).")
+    @Flag(help: "Give the script the whole Lua standard library: io, os, debug, finalizers, every collectgarbage option (only for your own scripts).")
     var trusted = false
 
     @Flag(name: .shortAndLong, help: "Show debug logs and full tracebacks.")

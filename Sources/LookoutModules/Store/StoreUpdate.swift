@@ -119,6 +119,12 @@ enum StoreUpdate {
                     }
                 }
             },
+            // -> whether store.update may wait where it was called (coroutine.isyieldable() is false
+            // in a task's own body, where it may)
+            "can_wait": { call in
+                call.stack.push(call.canWait)
+                return .values(1)
+            },
             "conflict": { call in
                 let key = try StoreSession.key(call, 1)
                 let attempts = try call.integer(2)
