@@ -70,7 +70,7 @@ let package = Package(
             resources: lua("Nightscout/nightscout", "Nightscout/remote_command", "Nightscout/history_iterator",
                            "SignalK/signalk", "SignalK/stream_methods", "Garmin/garmin", "Garmin/garmin_login",
                            "Feedback/feedback", "HTTP/http", "Config/config", "Log/log", "Store/store",
-                           "Store/store_update", "Chart/chart", "Outbox/outbox")),
+                           "Store/store_update", "Chart/chart", "Outbox/outbox", "Health/health")),
         // What runs scripts unattended: serve, schedule, alert, notify, health, doctor.
         .target(
             name: "LookoutAutomation",

@@ -1,7 +1,7 @@
 --[[ feedback-on-failure.lua — scripts that keep failing become a bug report
 
 Run beside your other scripts under `lookout serve`. Every `every` (5 minutes) it reads serve's
-health (the local status endpoint, `status_url`), and when a script has failed `failures` times
+health (`health.serve()`: the status serve writes into the state folder), and when a script has failed `failures` times
 (errors plus crash restarts) within `within`, it files a Northlight bug report for your project:
 which script, its state, how often it failed and its last error in plain words — with anything
 that looks like a secret (tokens, keys, passwords, credentials in URLs) removed. A script is
@@ -9,15 +9,15 @@ reported at most once per `cooldown` (a day), and what was reported is kept in t
 restart does not file it again. When Northlight cannot be reached the report waits in the
 outbox (`lookout outbox`).
 
-Needs: `lookout serve` with its status endpoint (on by default at 127.0.0.1:8765) and a
-[northlight.default] profile (`api_key_env` or `api_key_file`).
+Needs: `lookout serve` and a [northlight.default] profile (`api_key_env` or `api_key_file`).
 Settings, e.g. [scripts."feedback-on-failure.lua".settings]
-  status_url = "http://127.0.0.1:8765"   failures = 3   within = "1h"   every = "5m"
+  failures = 3   within = "1h"   every = "5m"
   cooldown = "24h"   profile = ""   (a [northlight.NAME] profile; "" is the default one)
+  (`status_url` is still accepted and ignored: scripts cannot reach the status server.)
 ]]
 
 local feedback = require "feedback"
-local http = require "http"
+local health = require "health"
 local config = require "config"
 local store = require "store"
 
@@ -47,13 +47,10 @@ local function redact(text)
 end
 
 local function check()
-  local r, err = http.get(s.status_url .. "/status", { timeout = 10 })
-  if not r then return log.warn("cannot read serve's status:", err.message) end
-  if r.status ~= 200 or type(r.json) ~= "table" then
-    return log.warn("serve's status answered HTTP " .. r.status .. " without a status document")
-  end
+  local status, err = health.serve()
+  if not status then return log.warn("cannot read serve's status:", err.message) end
   local now = os.time()
-  for _, e in ipairs(r.json.entries or {}) do
+  for _, e in ipairs(status.entries or {}) do
     if e.kind == "script" and e.name ~= me then
       local key = "seen:" .. e.name
       local seen = store.get(key, {})

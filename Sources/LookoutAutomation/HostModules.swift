@@ -20,6 +20,7 @@ public enum HostModules {
         let modules: [any LuaModule] = [
             LogModule(logger: logger),
             ConfigModule(config: config),
+            HealthModule(paths: paths),
             HTTPModule(),
             StoreModule(paths: paths, quota: config.limits.storeQuota),
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),

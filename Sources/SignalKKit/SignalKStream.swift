@@ -276,8 +276,14 @@ public actor SignalKStream {
         closing = true
         outbox?.yield(nil)
         let t = runTask
-        t?.cancel()
+        // The writer sends the close frame first; the run ends with the close handshake (at most
+        // its 2 s timeout), and is cancelled only if it has not ended by then.
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(2.5))
+            t?.cancel()
+        }
         await t?.value
+        deadline.cancel()
         setState(.closed)
         for c in consumers.values { c.finish() }
         consumers.removeAll()

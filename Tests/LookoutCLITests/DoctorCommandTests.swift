@@ -45,7 +45,7 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         let run = try lookout(["doctor", "--bundle", work + "/bundle.json", "--timeout", "10"], environment: env)
         assertExit(run, 1)
         let lines = run.stdout.split(separator: "\n").map(String.init)
-        func line(_ subject: String) -> String { lines.first { $0.contains(" \(subject) ") } ?? "(no line for \(subject))" }
+        func line(_ subject: String) -> String { lines.first { $0.split(separator: " ").dropFirst().first == Substring(subject) } ?? "(no line for \(subject))" }
         XCTAssertTrue(line("config").contains("ok"), run.stdout)
         XCTAssertTrue(line("nightscout.home").hasPrefix("  ok"), run.stdout)
         XCTAssertTrue(line("nightscout.home").contains(", read only; newest entry 2 min old (104 mg/dL)"), run.stdout)
@@ -63,7 +63,7 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         let attributes = try FileManager.default.attributesOfItem(atPath: bundlePath)
         XCTAssertEqual((attributes[.posixPermissions] as? Int).map { $0 & 0o777 }, 0o600)
         let decoded = try JSONSerialization.jsonObject(with: Data(bundle.utf8)) as? [String: Any]
-        XCTAssertEqual((decoded?["checks"] as? [Any])?.count, 8)  // with "state size"
+        XCTAssertEqual((decoded?["checks"] as? [Any])?.count, 9)  // with "sites" and "state size"
         XCTAssertNotNil((decoded?["profiles"] as? [String: Any])?["nightscout.home"])
         for secret in env.values { XCTAssertFalse(bundle.contains(secret) || run.stdout.contains(secret) || run.stderr.contains(secret)) }
     }
@@ -100,7 +100,7 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         let run = try lookout(["doctor", "--timeout", "5"], environment: ["NL_KEY": key, "NL_BAD": bad])
         assertExit(run, 1)
         let lines = run.stdout.split(separator: "\n").map(String.init)
-        func line(_ subject: String) -> String { lines.first { $0.contains(" \(subject) ") } ?? "(no line for \(subject))" }
+        func line(_ subject: String) -> String { lines.first { $0.split(separator: " ").dropFirst().first == Substring(subject) } ?? "(no line for \(subject))" }
         XCTAssertTrue(line("northlight.app").hasPrefix("  ok") && line("northlight.app").contains("key accepted"), run.stdout)
         XCTAssertTrue(line("northlight.wrong").contains("the server refused the key: the API key in NL_BAD is wrong"), run.stdout)
         XCTAssertTrue(line("northlight.dead").hasPrefix("  failure"), run.stdout)

@@ -104,7 +104,7 @@ final class FirstHourCommandTests: CLITestCase, @unchecked Sendable {
         let run = try lookout(["doctor"], environment: env, timeout: 120)
         assertExit(run, 1)
         let lines = run.stdout.split(separator: "\n").map(String.init)
-        func line(_ subject: String) -> String { lines.first { $0.contains(" \(subject) ") } ?? "(no line for \(subject))" }
+        func line(_ subject: String) -> String { lines.first { $0.split(separator: " ").dropFirst().first == Substring(subject) } ?? "(no line for \(subject))" }
         XCTAssertTrue(line("nightscout.good").contains(", read only; no CGM entries"), run.stdout)
         XCTAssertTrue(line("nightscout.home").hasSuffix(": the site refused the token in NS_TOKEN: it is wrong; reads with it are refused too"), run.stdout)
         XCTAssertTrue(line("nightscout.writer").hasSuffix(": the site refused the secret in NS_SECRET: it is wrong; reads with it are refused too"),

@@ -282,7 +282,8 @@ final class NightscoutRemote2Tests: XCTestCase {
             print(err2.reason)
             """, settings: live + "\nduplicate_window = \"10m\"", store: dupStore)
         XCTAssertEqual(dup, ["duplicate", "duplicate"])
-        let refusals = try await dupStore.auditEntries().filter { $0.phase == .refused }.map(\.reasonCode)
+        let refusals = try await dupStore.auditLog().filter { $0.entry.phase == .refused }
+            .flatMap { Array(repeating: $0.entry.reasonCode, count: 1 + $0.repeats) }
         XCTAssertEqual(refusals, ["duplicate", "duplicate"])
     }
 
@@ -321,14 +322,16 @@ final class NightscoutRemote2Tests: XCTestCase {
         XCTAssertGreaterThan(bolus.count, 0, "the limits still let something through")
         XCTAssertEqual(stored.count + pushes.count, bolus.count + carbs.count, "no override or toggle was sent: \(stored)")
 
-        let entries = try await store.auditEntries(limit: 1000)
+        let entries = try await store.auditLog(limit: 1000)
         let count: (String) -> Int = { line in Int(line.split(separator: "\t").last!)! }
         let refused = lines.filter { $0.hasPrefix("refused:") }.map(count).reduce(0, +)
         // A command whose one-time code was in use is audited as `failed` (never sent).
-        let audited = entries.filter { $0.phase == .refused || ($0.phase == .failed && $0.detail.contains("one-time code")) }.count
+        // Identical refusals are counted on one row (`repeats`), not written again.
+        let audited = entries.filter { $0.entry.phase == .refused || ($0.entry.phase == .failed && $0.entry.detail.contains("one-time code")) }
+            .map { 1 + $0.repeats }.reduce(0, +)
         XCTAssertEqual(audited, refused, "every refusal is audited:\n\(lines)")
         XCTAssertEqual(lines.map(count).reduce(0, +), 100, "\(lines)")
-        XCTAssertEqual(entries.filter { $0.phase == .sent }.count, bolus.count + carbs.count)
+        XCTAssertEqual(entries.filter { $0.entry.phase == .sent }.count, bolus.count + carbs.count)
         print("R7 on 2.0: \(lines.joined(separator: ", ")); sent bolus \(bolus), carbs \(carbs)")
     }
 }

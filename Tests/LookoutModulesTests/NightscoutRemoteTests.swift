@@ -161,14 +161,16 @@ final class NightscoutRemoteTests: XCTestCase {
         XCTAssertTrue(sent.carbs.allSatisfy { $0 > 0 && $0 <= 30 }, "\(sent.carbs)")
         XCTAssertGreaterThan(sent.bolus.count, 0, "the limits still let something through")
 
-        let entries = try await store.auditEntries(limit: 1000)
+        let entries = try await store.auditLog(limit: 1000)
         let refusedInScript = lines.filter { $0.hasPrefix("refused:") }.compactMap { Int($0.split(separator: "\t").last!) }.reduce(0, +)
         // A command whose one-time code was in use is audited as `failed` (never sent).
-        let audited = entries.filter { $0.phase == .refused || ($0.phase == .failed && $0.detail.contains("one-time code")) }.count
+        // Identical refusals are counted on one row (`repeats`), not written again.
+        let audited = entries.filter { $0.entry.phase == .refused || ($0.entry.phase == .failed && $0.entry.detail.contains("one-time code")) }
+            .map { 1 + $0.repeats }.reduce(0, +)
         XCTAssertEqual(audited, refusedInScript, "every refusal is audited:\n\(lines)")
         XCTAssertEqual(refusedInScript + lines.filter { !$0.hasPrefix("refused:") }
             .compactMap { Int($0.split(separator: "\t").last!) }.reduce(0, +), 85, "\(lines)")
-        XCTAssertEqual(entries.filter { $0.phase == .sent }.count, sent.bolus.count + sent.carbs.count)
+        XCTAssertEqual(entries.filter { $0.entry.phase == .sent }.count, sent.bolus.count + sent.carbs.count)
         print("R7: \(lines.joined(separator: ", ")); sent bolus \(sent.bolus), carbs \(sent.carbs)")
     }
 }
