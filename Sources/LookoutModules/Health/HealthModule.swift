@@ -35,20 +35,8 @@ public struct HealthModule: LuaModule {
                     return failure("lookout serve is not running: its status is \(Int(age)) s old")
                 }
                 guard let value = try? JSONParser.parse(data) else { return failure("serve's status file is not JSON") }
-                return call.returning(Self.luaValue(value))
+                return call.returning(LuaValue(json: value))
             },
         ], prefix: "health.", on: stack)
-    }
-
-    static func luaValue(_ json: JSONValue) -> LuaValue {
-        switch json {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .text(s)
-        case .array(let a): return .array(a.map(luaValue))
-        case .object(let o): return .object(o.mapValues(luaValue))
-        }
     }
 }

@@ -63,21 +63,8 @@ extension NightscoutSite {
             }
         }
         if let data = try? JSONEncoder().encode(newest), let json = try? JSONDecoder().decode(JSONValue.self, from: data) {
-            fields["entry"] = luaValue(json)
+            fields["entry"] = LuaValue(json: json)
         }
         return .object(fields)
-    }
-
-    /// A NightscoutKit JSON value as a Lua value.
-    static func luaValue(_ json: JSONValue) -> LuaValue {
-        switch json {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .text(s)
-        case .array(let a): return .array(a.map(luaValue))
-        case .object(let o): return .object(o.mapValues(luaValue))
-        }
     }
 }
