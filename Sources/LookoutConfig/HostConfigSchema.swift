@@ -44,6 +44,7 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "scripts", validate: checkPathList),
                 HostConfigKeySpec(name: "status_port", validate: checkPort),
             ]),
+            "state": .settings(stateKeys),  // HostConfig+State.swift
             "scripts": .named([
                 HostConfigKeySpec(name: "trusted", validate: checkBoolean),
                 HostConfigKeySpec(name: "settings", validate: { $0.tableValue == nil ? "expected a table of the script's settings" : nil }),

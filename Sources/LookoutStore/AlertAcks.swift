@@ -13,13 +13,13 @@ import LookoutConfig
 /// let status = try await acks.ack(id: "urgent-low", by: "anna")
 /// ```
 public struct AlertAcks: Sendable {
-    private let open: @Sendable () throws -> StateStore
+    private let open: @Sendable () throws -> any StateBackend
 
     /// Acknowledgements in the state database at `paths`.
-    public init(paths: LookoutPaths) { open = { try StateStore.shared(paths: paths) } }
+    public init(paths: LookoutPaths) { open = { try StateBackends.shared(paths: paths) } }
 
     /// Acknowledgements in an open store (tests, the status server).
-    public init(store: StateStore) { open = { store } }
+    public init(store: any StateBackend) { open = { store } }
 
     /// Acknowledges the current episode of alert `id` by `by` (a person or a program). The first
     /// acknowledgement of an episode wins; acknowledging again returns it unchanged.

@@ -95,7 +95,7 @@ extension StateStore {
     }
 
     /// Every stored alert, by id.
-    func alertStatuses() async throws(StateStoreError) -> [AlertStatus] {
+    public func alertStatuses() async throws(StateStoreError) -> [AlertStatus] {
         try await access { db in
             try Row.fetchAll(db, sql: """
                 SELECT s.*, a.acked_by AS ack_by, a.acked_at AS ack_at FROM alert_state s

@@ -63,8 +63,8 @@ public struct Doctor: Sendable {
     // MARK: state
 
     func stateChecks() async -> [DoctorCheck] {
-        let store: StateStore
-        do { store = try StateStore.shared(paths: paths) } catch {
+        let store: any StateBackend
+        do { store = try StateBackends.shared(paths: paths) } catch {
             return [DoctorCheck("state", .failure, "cannot open \(paths.databaseFile): \(error.description)")]
         }
         var checks = [DoctorCheck("state", .ok, paths.databaseFile)]

@@ -25,7 +25,7 @@ struct NotifySender: Sendable {
     let config: HostConfig
     let environment: [String: String]
     let logger: Logger
-    let openStore: @Sendable () throws -> StateStore
+    let openStore: @Sendable () throws -> any StateBackend
 
     /// One attempt.
     func deliver(_ message: NotifyMessage) async -> NotifyOutcome {

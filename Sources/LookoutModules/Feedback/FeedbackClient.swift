@@ -12,10 +12,10 @@ final class FeedbackClient: LuaObject {
     static let type = LuaObjectType(name: "lookout.feedback.client", displayName: "feedback client")
 
     let connection: NorthlightConnection
-    let openStore: @Sendable () throws -> StateStore
+    let openStore: @Sendable () throws -> any StateBackend
     let policy: RetryPolicy
 
-    init(connection: NorthlightConnection, openStore: @escaping @Sendable () throws -> StateStore, policy: RetryPolicy) {
+    init(connection: NorthlightConnection, openStore: @escaping @Sendable () throws -> any StateBackend, policy: RetryPolicy) {
         self.connection = connection
         self.openStore = openStore
         self.policy = policy
