@@ -58,6 +58,7 @@ let package = Package(
             dependencies: [
                 "LookoutConfig", "LookoutWire", "Lua", "NightscoutKit", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // The Lua modules scripts see besides the core ones: one folder per module (binding + stub).
         .target(
@@ -79,6 +80,7 @@ let package = Package(
             name: "LookoutAutomation",
             dependencies: [
                 "Lua", "LookoutWire", "LookoutConfig", "LookoutStore", "LookoutModules", "NightscoutKit", "SignalKKit", "GarminKit",
+                "NorthlightKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -151,10 +153,15 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The ready automations (Scripts/*.lua), embedded so that the demo runs from any folder.
+        .target(
+            name: "ReadyScripts", path: "Scripts", exclude: ["README.md", "scenarios"], sources: ["ReadyScripts.swift"],
+            resources: ["low-alert", "nightscout-to-signalk", "signalk-to-nightscout", "not-looping", "daily-report",
+                        "garmin-to-nightscout", "feedback-on-failure"].map { .embedInCode("\($0).lua") }),
         .executableTarget(
             name: "lookout",
             dependencies: [
-                "LookoutWire",
+                "LookoutWire", "ReadyScripts",
                 "LookoutAutomation", "LookoutScenarios", "LookoutModules", "LookoutStore", "LookoutConfig",
                 "Lua", "CEditLine", "LookoutSim", "NightscoutKit", "SignalKKit",
                 "GarminKit",
@@ -210,7 +217,7 @@ let package = Package(
         .testTarget(name: "LookoutScenariosTests", dependencies: ["LookoutScenarios", "LookoutModules", "Lua", "LookoutTestSupport"]),
         // Runs the `lookout` binary, which `swift build` and `swift test` build; it cannot depend on
         // the executable target (see its linker settings).
-        .testTarget(name: "LookoutCLITests", dependencies: ["LookoutWire", "LookoutSim", "LookoutTestSupport"]),
+        .testTarget(name: "LookoutCLITests", dependencies: ["LookoutWire", "LookoutSim", "LookoutStore", "NightscoutKit", "LookoutTestSupport"]),
         .testTarget(
             name: "LookoutSimTests",
             dependencies: [

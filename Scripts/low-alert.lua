@@ -28,7 +28,7 @@ Acknowledge from any terminal with `lookout ack urgent-low` (or the REPL: `alert
 
 Needs: [nightscout.home] (read access) and the channels, e.g.
   [notify.phone]    type = "ntfy"   url = "https://ntfy.sh"   topic = "…"
-  [notify.partner]  type = "pushover"   token_env = "…"   user_env = "…"
+  [notify.partner]  type = "pushover"   token_env = "…"   user_key_env = "…"
 Settings (all optional), e.g. [scripts."low-alert.lua".settings]
   urgent_low = 55   low = 70   recovered = 10   low_minutes = 20   falling_rate = 3   falling_below = 120
   high = 250   high_minutes = 20

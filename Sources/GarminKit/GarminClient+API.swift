@@ -40,7 +40,7 @@ extension GarminClient {
                 try await backoff(failures)
                 continue
             }
-            throw GarminHTTPCheck.error(response, url: url)
+            throw GarminHTTPCheck.error(response, url: url, secrets: [token.accessToken, token.refreshToken])
         }
     }
 

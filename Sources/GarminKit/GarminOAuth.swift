@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import LookoutWire
 
 /// The OAuth1 side of Garmin auth: the consumer, the preauthorized call (§6) and the OAuth1 →
 /// OAuth2 exchange (§8). Stateless apart from the process-wide consumer cache.
@@ -76,7 +77,8 @@ struct GarminOAuth: Sendable {
         let response = try await transport.send(
             GarminHTTPRequest(method: "POST", url: url, headers: headers, body: body), configuration.timeout)
         if response.status == 401 { throw GarminError.oauth1Invalid }
-        try GarminHTTPCheck.ok(response, url: url)
+        try GarminHTTPCheck.ok(response, url: url,
+                               secrets: [oauth1.oauthToken, oauth1.oauthTokenSecret, oauth1.mfaToken, consumer.secret].compactMap { $0 })
         let token = try OAuth2Token.fromExchange(try GarminResponseJSON.parse(response.body), now: now())
         logger.debug("garmin: OAuth2 token exchanged", metadata: ["expires_at": "\(token.expiresAt)", "login": "\(audience)"])
         return token
@@ -115,14 +117,17 @@ enum GarminURL {
 /// Turns non-success responses into typed errors.
 enum GarminHTTPCheck {
     /// Throws unless the status is 2xx: 429 → rateLimited, else http (redacted body, URL without query).
-    static func ok(_ response: GarminHTTPResponse, url: URL) throws {
+    static func ok(_ response: GarminHTTPResponse, url: URL, secrets: [String] = []) throws {
         if (200..<300).contains(response.status) { return }
-        throw error(response, url: url)
+        throw error(response, url: url, secrets: secrets)
     }
 
-    /// The typed error for a non-success response.
-    static func error(_ response: GarminHTTPResponse, url: URL) -> GarminError {
+    /// The typed error for a non-success response. The body loses the secret keys' values
+    /// (``GarminRedaction``) and every one of `secrets` (the tokens the request carried), so a
+    /// server that echoes them gets them into no error.
+    static func error(_ response: GarminHTTPResponse, url: URL, secrets: [String] = []) -> GarminError {
         if response.status == 429 { return .rateLimited(retryAfter: response.retryAfter) }
-        return .http(status: response.status, body: GarminRedaction.redact(response.text), url: GarminRedaction.url(url))
+        let body = GarminRedaction.redact(Redaction.text(response.text, secrets: secrets))
+        return .http(status: response.status, body: body, url: GarminRedaction.url(url))
     }
 }

@@ -1,6 +1,7 @@
 import Logging
 import LookoutConfig
 import LookoutModules
+import LookoutStore
 import Lua
 
 /// The modules Lookout gives every script, besides the core ones (`json`, `timer`, `task`,
@@ -14,6 +15,8 @@ public enum HostModules {
     public static func all(config: HostConfig, paths: LookoutPaths, logger: Logger,
                            confirmation: RemoteConfirmation? = nil, sideEffects: SideEffects = .live,
                            health: HealthRegistry? = nil) -> [any LuaModule] {
+        // Scripts' writes leave the room `[state]` keeps for the guard and the audit log.
+        StateStore.room = config.stateRoom
         let modules: [any LuaModule] = [
             LogModule(logger: logger),
             ConfigModule(config: config),

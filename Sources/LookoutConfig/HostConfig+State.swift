@@ -54,6 +54,8 @@ extension HostConfigSchema {
         HostConfigKeySpec(name: "password_env", validate: checkNonEmptyString),
         HostConfigKeySpec(name: "password_file", validate: checkNonEmptyString),
         HostConfigKeySpec(name: "tls", validate: checkTLSMode),
+        HostConfigKeySpec(name: "max_size", validate: checkOptionalSize),
+        HostConfigKeySpec(name: "min_free", validate: checkOptionalSize),
     ]
 
     /// A PostgreSQL URL without password (the message never repeats the value: it could hold one).

@@ -11,6 +11,15 @@ import Lua
 /// cpu = "5s"        # CPU time a task may run without waiting
 /// time = "0"        # wall-clock limit per run; 0 or "none" = no limit
 /// store = "10MB"    # what one script may keep in `store`; 0 or "none" = no quota
+/// requests_in_flight = 32  # requests to servers one script runs at once
+/// outbox_items = 1000   # pending and failed uploads one script may keep
+/// outbox_bytes = "16MB" # and their bytes
+/// log_line = "4KB"  # longest print/log line kept
+/// log_rate = 10     # lines a second per script, after a burst of
+/// log_burst = 500
+/// [state]
+/// max_size = "none" # the state database's size limit for scripts' writes
+/// min_free = "64MB" # free disk space scripts' writes leave
 /// [log]
 /// level = "info"
 /// [nightscout.home]
@@ -34,8 +43,29 @@ public struct HostConfig: Sendable {
         /// Bytes of keys and values one script may keep in `store`; `nil` for no quota
         /// (default 10 MiB).
         public var storeBytes: Int?
+        /// Requests to servers one script runs at once (default 32, see ``requestsInFlightRange``);
+        /// more wait for a slot, and beyond eight times as many waiting they fail with `limit`.
+        public var requestsInFlight = 32
 
-        /// The defaults: 64 MiB, 5 s of CPU, no wall-clock limit, 10 MiB of `store`.
+        /// What `[limits] requests_in_flight` and `--requests-in-flight` accept.
+        public static let requestsInFlightRange = 1...10_000
+
+        /// Pending and failed outbox items one script may keep; `nil` for no limit (default 1000).
+        public var outboxItems: Int? = 1000
+        /// Bytes of pending and failed outbox bodies one script may keep; `nil` for no limit
+        /// (default 16 MiB).
+        public var outboxBytes: Int? = 16 << 20
+        /// Bytes of one `print` or `log` line kept (the rest is cut with a marker); 0 for no
+        /// limit (default 4 KiB).
+        public var logLineBytes = 4 << 10
+        /// Lines per second one script may print or log after its burst; 0 for no limit
+        /// (default 10).
+        public var logRate: Double = 10
+        /// Lines one script may print or log at once before `logRate` applies (default 500).
+        public var logBurst = 500
+
+        /// The defaults: 64 MiB, 5 s of CPU, no wall-clock limit, 10 MiB of `store`, 1000 items
+        /// or 16 MiB in the outbox, log lines of 4 KiB at 10 a second after a burst of 500.
         public static let defaults = Limits(memoryBytes: 64 << 20, cpuSeconds: 5, timeSeconds: nil)
 
         /// The smallest memory limit a script can start under (a Lua state with Lookout's modules
@@ -61,6 +91,29 @@ public struct HostConfig: Sendable {
 
         /// The `store` quota of each script, if any.
         public var storeQuota: StoreQuota? { storeBytes.map { StoreQuota(bytes: $0) } }
+        /// The outbox quota of each script (nil when neither items nor bytes are limited).
+        public var outboxQuota: OutboxQuota? {
+            outboxItems == nil && outboxBytes == nil ? nil : OutboxQuota(items: outboxItems, bytes: outboxBytes)
+        }
+    }
+
+    /// The state database's room (`[state]`): what scripts' own writes leave free for the guard
+    /// and the audit log.
+    public struct StateRoom: Sendable, Equatable {
+        /// The most the database (with its write-ahead log) may grow to before scripts' writes
+        /// are refused; `nil` for no limit (the default).
+        public var maxSizeBytes: Int?
+        /// Free disk space below which scripts' writes are refused (default 64 MiB).
+        public var minFreeBytes: Int = 64 << 20
+
+        /// The defaults: no size limit, 64 MiB kept free.
+        public static let defaults = StateRoom()
+
+        /// Room with the given limits.
+        public init(maxSizeBytes: Int? = nil, minFreeBytes: Int = 64 << 20) {
+            self.maxSizeBytes = maxSizeBytes
+            self.minFreeBytes = minFreeBytes
+        }
     }
 
     /// Log levels of `[log] level`, least to most severe; raw values match swift-log's
@@ -116,6 +169,8 @@ public struct HostConfig: Sendable {
     public let limits: Limits
     /// The log level.
     public let logLevel: LogLevel
+    /// The state database's room (`[state]`).
+    public let stateRoom: StateRoom
     /// Directory against which relative `…_file` paths are resolved (`nil`: current directory).
     let baseDirectory: String?
     /// `table` without any `…_env`/`…_file` key, and URLs without user info or query values.
@@ -139,6 +194,7 @@ public struct HostConfig: Sendable {
         table = TOMLTable()
         limits = .defaults
         logLevel = .info
+        stateRoom = .defaults
         baseDirectory = nil
         publicTable = TOMLTable()
     }
@@ -176,7 +232,30 @@ public struct HostConfig: Sendable {
         if let store = table.value(atPath: ["limits", "store"]) {
             limits.storeBytes = HostConfigSchema.isUnlimitedSize(store) ? nil : Quantities.size(store)
         }
+        if let requests = table.value(atPath: ["limits", "requests_in_flight"])?.integerValue {
+            limits.requestsInFlight = Int(requests)
+        }
+
+        func size(_ key: String, _ current: Int?) -> Int? {
+            guard let value = table.value(atPath: ["limits", key]) else { return current }
+            return HostConfigSchema.isUnlimitedSize(value) ? nil : Quantities.size(value)
+        }
+        limits.outboxItems = size("outbox_items", limits.outboxItems)
+        limits.outboxBytes = size("outbox_bytes", limits.outboxBytes)
+        limits.logLineBytes = size("log_line", limits.logLineBytes) ?? 0
+        if let rate = table.value(atPath: ["limits", "log_rate"]) {
+            limits.logRate = rate.doubleValue ?? rate.integerValue.map(Double.init) ?? 0
+        }
+        if let burst = table.value(atPath: ["limits", "log_burst"])?.integerValue { limits.logBurst = Int(burst) }
         self.limits = limits
+        var room = StateRoom.defaults
+        if let max = table.value(atPath: ["state", "max_size"]) {
+            room.maxSizeBytes = HostConfigSchema.isUnlimitedSize(max) ? nil : Quantities.size(max)
+        }
+        if let free = table.value(atPath: ["state", "min_free"]) {
+            room.minFreeBytes = HostConfigSchema.isUnlimitedSize(free) ? 0 : Quantities.size(free) ?? room.minFreeBytes
+        }
+        self.stateRoom = room
         let level = table.value(atPath: ["log", "level"])?.stringValue?.lowercased()
         self.logLevel = level.flatMap(LogLevel.init(rawValue:)) ?? .info
     }

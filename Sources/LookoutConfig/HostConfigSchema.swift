@@ -35,6 +35,12 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "cpu", validate: checkPositiveDuration),
                 HostConfigKeySpec(name: "time", validate: checkOptionalDuration),
                 HostConfigKeySpec(name: "store", validate: checkOptionalSize),
+                HostConfigKeySpec(name: "requests_in_flight", validate: checkRequestsInFlight),
+                HostConfigKeySpec(name: "outbox_items", validate: checkOptionalCount),
+                HostConfigKeySpec(name: "outbox_bytes", validate: checkOptionalSize),
+                HostConfigKeySpec(name: "log_line", validate: checkOptionalSize),
+                HostConfigKeySpec(name: "log_rate", validate: checkRate),
+                HostConfigKeySpec(name: "log_burst", validate: checkCount),
             ]),
             "log": .settings([
                 HostConfigKeySpec(name: "level", validate: checkLogLevel)
@@ -43,6 +49,8 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "timezone", validate: checkTimeZone),
                 HostConfigKeySpec(name: "scripts", validate: checkPathList),
                 HostConfigKeySpec(name: "status_port", validate: checkPort),
+                HostConfigKeySpec(name: "hosts", validate: HostConfig.checkServeHosts),
+                HostConfigKeySpec(name: "public_url", validate: HostConfig.checkPublicURL),
             ]),
             "state": .settings(stateKeys),  // HostConfig+State.swift
             "scripts": .named([
@@ -77,6 +85,27 @@ enum HostConfigSchema {
     static func checkOptionalSize(_ value: TOMLValue) -> String? {
         if isUnlimitedSize(value) || Quantities.size(value) != nil { return nil }
         return "expected a size such as \"10MB\" or \"512KB\" (powers of 1024), or 0 or \"none\" for no limit, got \(shown(value))"
+    }
+
+    /// A whole number of at least 0, or "none" (0 and "none": no limit).
+    static func checkOptionalCount(_ value: TOMLValue) -> String? {
+        if let text = value.stringValue, text.lowercased() == "none" { return nil }
+        return checkCount(value).map { _ in "expected a whole number such as 1000, or 0 or \"none\" for no limit, got \(shown(value))" }
+    }
+
+    /// A whole number of at least 0.
+    static func checkCount(_ value: TOMLValue) -> String? {
+        guard let n = value.integerValue, n >= 0 else { return "expected a whole number of at least 0, got \(shown(value))" }
+        return nil
+    }
+
+    /// Lines a second: a number of at least 0 (0: no limit).
+    static func checkRate(_ value: TOMLValue) -> String? {
+        let rate = value.doubleValue ?? value.integerValue.map(Double.init)
+        guard let rate, rate.isFinite, rate >= 0 else {
+            return "expected lines a second such as 10 or 0.5 (0 for no limit), got \(shown(value))"
+        }
+        return nil
     }
 
     /// `0`, `"0"` or `"none"`: no size limit.
@@ -121,6 +150,15 @@ enum HostConfigSchema {
         if let text = value.stringValue { return text.isEmpty ? "expected a path, got an empty string" : nil }
         if case .array(let items) = value, !items.isEmpty, items.allSatisfy({ !($0.stringValue ?? "").isEmpty }) { return nil }
         return "expected a folder or file path, or an array of paths, got \(shown(value))"
+    }
+
+    /// A whole number of requests in ``HostConfig/Limits/requestsInFlightRange``.
+    static func checkRequestsInFlight(_ value: TOMLValue) -> String? {
+        let range = HostConfig.Limits.requestsInFlightRange
+        guard case .integer(let count) = value, range.contains(Int(count)) else {
+            return "expected a whole number of requests from \(range.lowerBound) to \(range.upperBound), got \(shown(value))"
+        }
+        return nil
     }
 
     static func checkPort(_ value: TOMLValue) -> String? {

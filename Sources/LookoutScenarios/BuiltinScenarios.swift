@@ -7,9 +7,20 @@ public enum BuiltinScenarios {
     /// Names, in the order `--list` shows them.
     public static let names = ["overnight-low", "compression-low", "sensor-gap", "post-meal-rise", "not-looping", "anchor-drag"]
 
-    /// The source of a built-in scenario.
+    /// A scenario name in the one spelling Lookout shows: lower case words joined by dashes
+    /// (`overnightLow`, `overnight_low` and `Overnight-Low` are all `overnight-low`).
+    public static func canonicalName(_ name: String) -> String {
+        var out = ""
+        for character in name {
+            if character.isUppercase, let last = out.last, last != "-" { out.append("-") }
+            out.append(character == "_" || character == " " ? "-" : Character(character.lowercased()))
+        }
+        return out
+    }
+
+    /// The source of a built-in scenario (any spelling of its name, see `canonicalName`).
     public static func source(named name: String) -> String? {
-        switch name {
+        switch canonicalName(name) {
         case "overnight-low": return overnightLow
         case "compression-low": return compressionLow
         case "sensor-gap": return sensorGap

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutConfig
 import LookoutWire
 import Lua
 
@@ -10,7 +11,9 @@ public enum ScenarioLoader {
             return try await load(source: source, chunkName: "=[scenario \(nameOrFile)]")
         }
         guard nameOrFile.hasSuffix(".lua") || FileManager.default.fileExists(atPath: nameOrFile) else {
-            throw ScenarioError("no scenario \"\(nameOrFile)\": give a file, or one of \(BuiltinScenarios.names.joined(separator: ", "))")
+            let guess = ConfigWording.suggestion(for: BuiltinScenarios.canonicalName(nameOrFile), among: BuiltinScenarios.names)
+            throw ScenarioError("no scenario \"\(nameOrFile)\"" + (guess.map { " (did you mean \($0)?)" } ?? "")
+                + ": give a file, or one of \(BuiltinScenarios.names.joined(separator: ", "))")
         }
         guard let data = FileManager.default.contents(atPath: nameOrFile) else {
             throw ScenarioError("cannot read scenario file \(nameOrFile)")

@@ -41,10 +41,12 @@ public struct ScenarioReport: Sendable, Codable {
     public var realSeconds: Double
     /// Every expectation held and the script reported no error.
     public var passed: Bool
+    /// Whether the script loaded (no syntax error, readable): if not, no expectation was checked.
+    public var scriptLoaded: Bool
 
     /// Builds the report of a finished run.
     public init(scenario: Scenario, script: String, effects: [SideEffect], scriptErrors: [String], notices: [String],
-                realSeconds: Double) {
+                realSeconds: Double, scriptLoaded: Bool = true) {
         self.scenario = scenario.name
         self.script = script
         start = Self.iso(scenario.start)
@@ -53,11 +55,13 @@ public struct ScenarioReport: Sendable, Codable {
             Entry(offset: Self.offset($0.time, from: scenario.start), time: Self.iso($0.time), kind: $0.kind, target: $0.target,
                   summary: $0.summary, details: $0.details)
         }
-        results = scenario.expectations.map { $0.evaluate(effects, scenario: scenario) }
+        self.scriptLoaded = scriptLoaded
+        // A script that never ran cannot have met anything: no verdicts, not even "held".
+        results = scriptLoaded ? scenario.expectations.map { $0.evaluate(effects, scenario: scenario) } : []
         self.scriptErrors = scriptErrors
         self.notices = notices
         self.realSeconds = realSeconds
-        passed = results.allSatisfy(\.passed) && scriptErrors.isEmpty
+        passed = scriptLoaded && results.allSatisfy(\.passed) && scriptErrors.isEmpty
     }
 
     /// ` [urgent-low, urgent]` for a notification whose summary does not already say so.
@@ -102,6 +106,10 @@ public struct ScenarioReport: Sendable, Codable {
         lines.append("")
         let failed = results.filter { !$0.passed }.count
         let unreached = results.filter(\.notReached).count, held = results.count - unreached
+        if !scriptLoaded {
+            lines.append("FAILED: the script did not load, so no expectation was checked")
+            return lines.joined(separator: "\n")
+        }
         lines.append(passed ? "ok: \(held) expectation\(held == 1 ? "" : "s") held"
                          + (unreached == 0 ? "" : ", \(unreached) not reached in this run")
                      : "FAILED: \(failed) of \(results.count) expectations" + (scriptErrors.isEmpty ? "" : ", \(scriptErrors.count) script error(s)"))

@@ -2,7 +2,7 @@ import Foundation
 import LookoutConfig
 
 /// Acknowledging alerts from outside a script: `lookout ack ID`, the status server's
-/// `POST /ack/<id>`, any Swift caller. The script's `alert` library sees the acknowledgement at
+/// `POST /ack/<id>` with an ack link (``linkAck(id:query:by:key:at:)``), any Swift caller. The script's `alert` library sees the acknowledgement at
 /// its next check (it reads acknowledgements from the state database every time).
 ///
 /// An acknowledgement applies to the alert's current episode only: when the alert clears and
@@ -14,29 +14,37 @@ import LookoutConfig
 /// ```
 public struct AlertAcks: Sendable {
     private let open: @Sendable () throws -> any StateBackend
+    /// The scripts' clock: the state folder's story clock under the demo, else the computer's.
+    private let now: @Sendable () -> Date
 
-    /// Acknowledgements in the state database at `paths`.
-    public init(paths: LookoutPaths) { open = { try StateBackends.shared(paths: paths) } }
+    /// Acknowledgements in the state database at `paths`, on the scripts' clock there.
+    public init(paths: LookoutPaths) {
+        open = { try StateBackends.shared(paths: paths) }
+        let story = StoryClock.load(paths)
+        now = { story?.now() ?? Date() }
+    }
 
-    /// Acknowledgements in an open store (tests, the status server).
-    public init(store: any StateBackend) { open = { store } }
+    /// Acknowledgements in an open store (tests, the status server), on the computer's clock.
+    public init(store: any StateBackend) {
+        open = { store }
+        now = { Date() }
+    }
 
-    /// Acknowledges the current episode of alert `id` by `by` (a person or a program). The first
-    /// acknowledgement of an episode wins; acknowledging again returns it unchanged.
+    /// Acknowledges the current episode of alert `id` by `by` (a person or a program) at `at`
+    /// (now on the scripts' clock by default). The first acknowledgement of an episode wins;
+    /// acknowledging again returns it unchanged.
     /// - Throws: `AlertAckError` when no script has defined the alert, or it is not alerting
     ///   (state `ok` or `unknown`); `StateStoreError` when the database cannot be used.
     @discardableResult
-    public func ack(id: String, by: String, at: Date = Date()) async throws -> AlertStatus {
-        try await open().ackAlert(id: id, by: by.isEmpty ? "someone" : by, at: at)
+    public func ack(id: String, by: String, at: Date? = nil) async throws -> AlertStatus {
+        try await open().ackAlert(id: id, by: by.isEmpty ? "someone" : by, at: at ?? now(), episode: nil)
     }
 
     /// The answer for an HTTP callback (`POST /ack/<id>?by=NAME` on the status server): 200 with
     /// `{"id", "episode", "acked_by", "state"}`, 404 for an unknown alert, 409 when it is not
     /// alerting, 503 when the database cannot be used; errors as `{"error": "…"}`.
-    public func httpAck(id: String, by: String, at: Date = Date()) async -> (status: Int, json: String) {
-        func encode(_ object: [String: Any]) -> String {
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        }
+    public func httpAck(id: String, by: String, at: Date? = nil) async -> (status: Int, json: String) {
+        let encode = Self.encode
         do {
             let status = try await ack(id: id, by: by, at: at)
             return (200, encode(["id": status.id, "episode": Int(status.episode), "acked_by": status.ackedBy ?? by, "state": status.state]))
@@ -46,6 +54,36 @@ public struct AlertAcks: Sendable {
         } catch {
             return (503, encode(["error": String(describing: error)]))
         }
+    }
+
+    /// The answer for an ack link (`POST /ack/<id>?episode=E&expires=X&token=T` on the status
+    /// server): the token checked with `key` and the expiry with `at`, then episode E acknowledged,
+    /// once. 200 as `httpAck`; 403 for a missing, malformed, invalid or expired link; 409 for another
+    /// episode, one acknowledged already, or an alert not alerting; 404 for an unknown alert.
+    public func linkAck(id: String, query: String?, by: String, key: AckLinkKey, at: Date = Date()) async -> (status: Int, json: String) {
+        let link: AckLink
+        do throws(AckLinkError) {
+            guard let parsed = try AckLink.parse(alert: id, query: query) else { throw .missing }
+            try key.verify(parsed, now: at)
+            link = parsed
+        } catch {
+            return (403, Self.encode(["error": error.description]))
+        }
+        do {
+            // The link's expiry is real time; the acknowledgement is stamped on the scripts' clock.
+            let status = try await open().ackAlert(id: id, by: by.isEmpty ? "someone" : by, at: now(), episode: link.episode)
+            return (200, Self.encode(["id": status.id, "episode": Int(status.episode), "acked_by": status.ackedBy ?? by,
+                                      "state": status.state]))
+        } catch let error as AlertAckError {
+            if case .unknown = error { return (404, Self.encode(["error": error.description])) }
+            return (409, Self.encode(["error": error.description, "code": error.code]))
+        } catch {
+            return (503, Self.encode(["error": String(describing: error)]))
+        }
+    }
+
+    static func encode(_ object: [String: Any]) -> String {
+        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
     /// Every alert a script has checked, by id, with its acknowledgement if the current episode has one.
@@ -80,15 +118,19 @@ public struct AlertStatus: Sendable, Equatable, Codable {
     public var ackedAt: Date?
     /// When the script last checked the alert.
     public var updatedAt: Date
+    /// Why the data puts the alert in its state, as the script last judged it ("pending: below
+    /// 70 for 9 min of 15 min (last 64, 1 min ago)"); nil before the first check.
+    public var why: String?
 
     /// Whether the alert is alerting now (firing or stale, acknowledged or snoozed or not).
     public var isAlerting: Bool { Self.alertingStates.contains(state) }
 
     /// Creates a status.
     public init(id: String, script: String, title: String, severity: String, state: String, since: Date, episode: Int64,
-                ackedBy: String? = nil, ackedAt: Date? = nil, updatedAt: Date) {
+                ackedBy: String? = nil, ackedAt: Date? = nil, updatedAt: Date, why: String? = nil) {
         self.id = id; self.script = script; self.title = title; self.severity = severity; self.state = state
         self.since = since; self.episode = episode; self.ackedBy = ackedBy; self.ackedAt = ackedAt; self.updatedAt = updatedAt
+        self.why = why
     }
 }
 
@@ -98,6 +140,10 @@ public enum AlertAckError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknown(String, known: [String])
     /// The alert is not firing or stale.
     case notAlerting(String, state: String)
+    /// An ack link's episode is not the alert's current one.
+    case otherEpisode(String, link: Int64, current: Int64)
+    /// An ack link's episode has been acknowledged already (a link acknowledges once).
+    case alreadyAcked(String, episode: Int64, by: String)
 
     public var description: String {
         switch self {
@@ -105,6 +151,11 @@ public enum AlertAckError: Error, Equatable, Sendable, CustomStringConvertible {
             return "no alert '\(id)'" + (known.isEmpty ? " (no script has checked an alert yet)" : " (alerts: \(known.joined(separator: ", ")))")
         case .notAlerting(let id, let state):
             return "alert '\(id)' is not firing (state: \(state)); nothing to acknowledge"
+        case .otherEpisode(let id, let link, let current):
+            return "this link is for episode \(link) of alert '\(id)', which is now in episode \(current); "
+                + "use the link of the newest notification (or `lookout ack \(id)`)"
+        case .alreadyAcked(let id, let episode, let by):
+            return "episode \(episode) of alert '\(id)' is already acknowledged (by \(by))"
         }
     }
 
@@ -113,6 +164,8 @@ public enum AlertAckError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .unknown: return "not_found"
         case .notAlerting: return "not_alerting"
+        case .otherEpisode: return "other_episode"
+        case .alreadyAcked: return "already_acked"
         }
     }
 }

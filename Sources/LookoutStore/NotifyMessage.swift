@@ -16,6 +16,8 @@ public struct NotifyMessage: Sendable, Codable, Equatable {
     public var severity: String
     /// The alert it is about, if any.
     public var alertID: String?
+    /// The alert's episode it is about, if any (the host adds that episode's ack link when it sends).
+    public var episode: Int64?
     /// Why it was sent: `firing`, `stale`, `escalated`, `repeat`, `resolved`, or `message`.
     public var kind: String
     /// When it was made (epoch ms, the script's clock).
@@ -26,7 +28,7 @@ public struct NotifyMessage: Sendable, Codable, Equatable {
     public var state: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, channel, title, message, severity, kind, time, source, state
+        case id, channel, title, message, severity, kind, time, source, state, episode
         case alertID = "alert_id"
     }
 
@@ -53,7 +55,7 @@ public struct NotifyMessage: Sendable, Codable, Equatable {
     }
 
     /// Makes a value from its parts.
-    public init(id: String, channel: String, title: String, message: String, severity: String, alertID: String? = nil, kind: String, time: Int64, source: String? = nil, state: String? = nil) {
+    public init(id: String, channel: String, title: String, message: String, severity: String, alertID: String? = nil, kind: String, time: Int64, source: String? = nil, state: String? = nil, episode: Int64? = nil) {
         self.id = id
         self.channel = channel
         self.title = title
@@ -64,5 +66,6 @@ public struct NotifyMessage: Sendable, Codable, Equatable {
         self.time = time
         self.source = source
         self.state = state
+        self.episode = episode
     }
 }

@@ -75,7 +75,9 @@ extension StateStore {
 
     /// Acknowledges the current episode of alert `id`. The first acknowledgement of an episode
     /// wins (a second one returns the first). Throws when the alert is unknown or not alerting.
-    public func ackAlert(id: String, by: String, at: Date) async throws -> AlertStatus {
+    /// With `episode` (an ack link's), only that episode is acknowledged, and only once: another
+    /// current episode throws `otherEpisode`, an episode already acknowledged `alreadyAcked`.
+    public func ackAlert(id: String, by: String, at: Date, episode expected: Int64? = nil) async throws -> AlertStatus {
         let outcome = try await write { db -> Result<AlertStatus, AlertAckError> in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM alert_state WHERE id = ?", arguments: [id]) else {
                 let known = try String.fetchAll(db, sql: "SELECT id FROM alert_state ORDER BY id")
@@ -84,6 +86,13 @@ extension StateStore {
             let state: String = row["state"]
             guard AlertStatus.alertingStates.contains(state) else { return .failure(.notAlerting(id, state: state)) }
             let episode: Int64 = row["episode"]
+            if let expected {
+                guard expected == episode else { return .failure(.otherEpisode(id, link: expected, current: episode)) }
+                if let earlier = try String.fetchOne(db, sql: "SELECT acked_by FROM alert_acks WHERE id = ? AND episode = ?",
+                                                     arguments: [id, episode]) {
+                    return .failure(.alreadyAcked(id, episode: episode, by: earlier))
+                }
+            }
             try db.execute(sql: """
                 INSERT INTO alert_acks (id, episode, acked_by, acked_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (id, episode) DO NOTHING
@@ -114,6 +123,12 @@ extension StateStore {
                     since: Date(timeIntervalSince1970: row["since"]), episode: row["episode"],
                     ackedBy: ack.flatMap { $0["acked_by"] as String? },
                     ackedAt: ack.flatMap { $0["acked_at"] as Double? }.map { Date(timeIntervalSince1970: $0) },
-                    updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+                    updatedAt: Date(timeIntervalSince1970: row["updated_at"]), why: why(data: row["data"]))
+    }
+
+    /// The `why` the alert library keeps in its saved state (JSON), if any.
+    static func why(data: String?) -> String? {
+        guard let data, let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] else { return nil }
+        return object["why"] as? String
     }
 }

@@ -1,12 +1,30 @@
 import Foundation
 import GRDB
+import LookoutConfig
 import NightscoutKit
 
 /// The durable upload queue (`outbox` table) behind NightscoutKit's `Outbox`.
 extension StateStore: OutboxStore {
     /// Stores a new item; an item already queued under the same site and identifier is kept, and the stored one is returned.
     public func insert(_ item: OutboxItem) async throws -> OutboxItem {
+        try await insertItem(item, quota: nil)
+    }
+
+    /// Stores a new item when its source stays within `quota` (counted in the same
+    /// transaction); an item already queued is returned as stored.
+    public func insert(_ item: OutboxItem, quota: OutboxQuota) async throws -> OutboxItem {
+        try await insertItem(item, quota: quota)
+    }
+
+    private func insertItem(_ item: OutboxItem, quota: OutboxQuota?) async throws -> OutboxItem {
         try await write { db in
+            if let quota, try StateStore.fetchOutboxItem(db, site: item.site, identifier: item.identifier) == nil {
+                let row = try Row.fetchOne(db, sql: """
+                    SELECT COUNT(*) AS n, COALESCE(SUM(length(body)), 0) AS bytes FROM outbox
+                    WHERE source IS ? AND state != 'sent'
+                    """, arguments: [item.source])
+                try quota.check(item, queuedItems: row?["n"] ?? 0, queuedBytes: row?["bytes"] ?? 0)
+            }
             try db.execute(sql: """
                 INSERT INTO outbox (site, identifier, collection, body, source, created, state, attempts, next_attempt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, identifier) DO NOTHING
@@ -17,14 +35,16 @@ extension StateStore: OutboxStore {
         }
     }
 
-    /// Writes an item's delivery state (state, attempts, next attempt, last error and status, sent time).
+    /// Writes an item's delivery state (state, attempts, next attempt, last error and status, sent
+    /// time). A sent item's body is dropped: it keeps what `lookout outbox --all` shows.
     public func update(_ item: OutboxItem) async throws {
         try await write { db in
             try db.execute(sql: """
                 UPDATE outbox SET state = ?, attempts = ?, next_attempt = ?, last_error = ?, last_status = ?,
-                    sent_at = ?, deduplicated = ? WHERE site = ? AND identifier = ?
+                    sent_at = ?, deduplicated = ?, body = CASE WHEN ? = 'sent' THEN X'' ELSE body END
+                WHERE site = ? AND identifier = ?
                 """, arguments: [item.state.rawValue, item.attempts, item.nextAttempt.timeIntervalSince1970, item.lastError,
-                                 item.lastStatus, item.sentAt?.timeIntervalSince1970, item.deduplicated,
+                                 item.lastStatus, item.sentAt?.timeIntervalSince1970, item.deduplicated, item.state.rawValue,
                                  item.site, item.identifier])
         }
     }
@@ -92,6 +112,13 @@ extension StateStore: OutboxStore {
 }
 
 extension StateStore {
+    /// An index for the outbox quota's count of one source's waiting items.
+    static let outboxQuotaMigrations: [Migration] = [
+        ("v7-outbox-source", { db in
+            try db.execute(sql: "CREATE INDEX outbox_source ON outbox (source, state)")
+        }),
+    ]
+
     /// The outbox items with `identifier`, on any site (ids are UUIDs: normally one).
     public func outboxItems(identifier: String) async throws -> [OutboxItem] {
         try await access { db in

@@ -104,6 +104,7 @@ public final class StateStore: Sendable {
     /// (`StateStore+Sync.swift`), then the audit log (`StateStore+Audit.swift`). Append new ones;
     /// never edit or reorder one that has shipped.
     public static let migrations: [Migration] = coreMigrations + syncMigrations + auditMigrations + alertMigrations
+        + remoteKeyMigrations + auditRepeatMigrations + outboxQuotaMigrations
 
     static let coreMigrations: [Migration] = [
         ("v1-kv", { db in
@@ -315,6 +316,12 @@ public struct StateStoreError: Error, CustomStringConvertible, Sendable, LuaErro
     /// An error from SQLite/GRDB, in plain words.
     init(file: String, underlying error: any Error) {
         self.file = file
+        if let quota = error as? OutboxQuotaExceeded {
+            message = quota.description
+            retryable = false
+            code = "quota"
+            return
+        }
         if let quota = error as? StoreQuotaExceeded {
             message = quota.description
             retryable = false

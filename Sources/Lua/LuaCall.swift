@@ -54,6 +54,10 @@ public struct LuaCall {
     /// The calling thread.
     public var L: OpaquePointer { stack.L }
 
+    /// Whether the caller may wait here (a binding may yield). `coroutine.isyieldable()` is false in
+    /// a task's own body, where waits are fine: host code asks this instead.
+    public var canWait: Bool { lua_isyieldable(L) != 0 }
+
     /// Number of arguments (not counting `self`).
     public var count: Int { Int(max(0, lua_gettop(L) - offset)) }
 
@@ -289,8 +293,17 @@ public struct LuaCall {
         _ operation: @escaping @Sendable () async throws -> T,
         deliver: @escaping (LuaStack, T) -> Int32
     ) throws(LuaRaise) -> LuaReturn {
+        try waitForHost(what, event: event, counted: false, operation, deliver: deliver)
+    }
+
+    /// ``wait(_:event:_:deliver:)``, as a request (`counted`) under the state's ``LuaRequestGate`` or not.
+    func waitForHost<T: Sendable>(
+        _ what: String, event: Bool, counted: Bool,
+        _ operation: @escaping @Sendable () async throws -> T,
+        deliver: @escaping (LuaStack, T) -> Int32
+    ) throws(LuaRaise) -> LuaReturn {
         try engine.beginWait(
-            in: self, what: what, hostWork: !event, event: event,
+            in: self, what: what, hostWork: !event, event: event, counted: counted,
             deliver: { engine, stack, result in
                 switch result {
                 case .success(let value): return deliver(stack, value as! T)

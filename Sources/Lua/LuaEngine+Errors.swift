@@ -30,6 +30,8 @@ extension LuaEngine {
             message = String(text[..<range.lowerBound])
             traceback = String(text[range.lowerBound...].dropFirst())
         }
+        // A script chooses its error messages: they are output lines like `print`'s, cut alike.
+        message = outputLimiter.cut(message)
         if message.hasSuffix("not enough memory") {
             let limit = budget.pointee.limit
             message += " (memory limit \(limit >> 20) MiB reached; see --memory-limit)"

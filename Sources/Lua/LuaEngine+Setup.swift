@@ -22,10 +22,7 @@ extension LuaEngine {
                 if let text = call.stack.string(at: -1) { return text }
                 return call.stack.integer(at: -1).map(String.init)
             }
-            var text = field("service").map { "\($0): " } ?? ""
-            if let status = field("status") { text += "HTTP \(status): " }
-            text += field("message") ?? "error"
-            call.stack.push(text)
+            call.stack.push(LuaErrorInfo.text(service: field("service"), status: field("status"), message: field("message") ?? "error"))
             return .values(1)
         }
         s.setField("__tostring", in: -2)
@@ -71,9 +68,15 @@ extension LuaEngine {
         let s = LuaStack(L)
         let output = options.output
         let scriptDirectory = options.scriptDirectory
+        let trusted = options.trusted
         pushLibrary([
             "write": { call in
-                output(try call.string(1))
+                let (pass, summary) = call.engine.outputLimiter.admit()
+                guard pass else { return .nothing }
+                // --trusted: io.write's buffer goes out first, so print and io.write keep their order.
+                if trusted { shim_flush_stdout() }
+                if let summary { output(summary) }
+                output(call.engine.outputLimiter.cut(try call.string(1)))
                 return .nothing
             },
             "drop_wait": { call in
@@ -100,8 +103,15 @@ extension LuaEngine {
             }
             s.setField("virtual_now", in: -2)
         }
-        lua_pushlightuserdata(L, shim_await_token())
-        s.setField("await_token", in: -2)
+        lua_pushcclosure(L, shim_open_coroutines, 0)
+        s.setField("open_coroutines", in: -2)
+        if trusted {
+            lua_pushcclosure(L, shim_compose_sethook, 0)
+            s.setField("compose_sethook", in: -2)
+            shim_push_filelib(L)
+            s.setField("dofile", in: -3)
+            s.setField("loadfile", in: -2)
+        }
         s.push(options.trusted)
         s.setField("trusted", in: -2)
         s.push(ModuleSearch.path(for: scriptDirectory))

@@ -133,7 +133,11 @@ extension LuaEngine {
                     executor.hold()
                     wait.holdsClock = true
                 }
-                wait.cancel = wait.start(self, wait.id)
+                if wait.counted {
+                    startRequest(wait)
+                } else {
+                    wait.cancel = wait.start(self, wait.id)
+                }
             } else {
                 lua_pushstring(co, "internal error: a task waited without work to wait for")
                 fail(task)
@@ -186,6 +190,7 @@ extension LuaEngine {
             releaseClock(of: wait)
             wait.cancel?()
             task.wait = nil
+            releaseRequestSlot(of: wait)
         }
         task.status = status
         tasks[task.id] = nil
@@ -213,6 +218,7 @@ extension LuaEngine {
                 releaseClock(of: wait)
                 wait.cancel?()
                 task.wait = nil
+                releaseRequestSlot(of: wait)
             }
             let status = shim_closethread(task.thread, L)
             if status != LUA_OK, let message = LuaStack(task.thread).string(at: -1) {
@@ -226,7 +232,9 @@ extension LuaEngine {
     public func cancelAll() {
         for timer in Array(timerObjects.values) { timer.stop(engine: self) }
         for id in Array(hostTimers.keys) { cancel(hostTimer: id) }
+        requestGate.paused = true  // a cancelled request frees a slot for nothing queued to start
         for task in liveTasks where task !== current { cancel(task) }
+        requestGate.paused = false
         for object in Array(liveObjects.values) { object.luaClose(engine: self) }
         liveObjects = [:]
         checkIdle()
@@ -237,7 +245,7 @@ extension LuaEngine {
     /// Parks the running task on a wait. `start` runs once the task has yielded all the way to the
     /// scheduler and returns how to cancel the work; `deliver` pushes the results.
     func beginWait(
-        in call: LuaCall, what: String, hostWork: Bool = false, event: Bool = false,
+        in call: LuaCall, what: String, hostWork: Bool = false, event: Bool = false, counted: Bool = false,
         deliver: @escaping (LuaEngine, LuaStack, Result<any Sendable, any Error>) -> Int32,
         start: @escaping (LuaEngine, UInt64) -> (() -> Void)
     ) throws(LuaRaise) -> LuaReturn {
@@ -253,6 +261,7 @@ extension LuaEngine {
         nextWaitID += 1
         wait.hostWork = hostWork
         wait.event = event
+        wait.counted = counted
         waits[wait.id] = wait
         task.wait = wait
         return .await
@@ -270,6 +279,7 @@ extension LuaEngine {
     func complete(wait id: UInt64, result: Result<any Sendable, any Error>) {
         guard !closed, let wait = waits.removeValue(forKey: id) else { return }
         releaseClock(of: wait)
+        releaseRequestSlot(of: wait)
         let task = wait.task
         guard task.wait === wait, task.status == .waiting else { return }
         task.wait = nil

@@ -28,6 +28,11 @@ public final class LuaEngine {
     var nextTaskID = 1
     var nextWaitID: UInt64 = 1
     var waits: [UInt64: PendingWait] = [:]
+    /// Requests in flight and waiting for a slot (``LuaRequestGate``).
+    var requestGate = LuaRequestGate()
+    /// What the host buffers for the script outside the state (bodies of requests in flight),
+    /// limited to the memory limit.
+    public let hostBytes: LuaHostBytes
     var timerObjects: [UInt64: LuaTimer] = [:]
     /// Host timers (`after(seconds:_:)`): Swift work on the executor at a deadline.
     var hostTimers: [UInt64: (LuaEngine) -> Void] = [:]
@@ -48,6 +53,8 @@ public final class LuaEngine {
     public internal(set) var moduleNames: [String] = []
     /// Stub texts (LuaLS `---@meta`) of the registered modules.
     public internal(set) var stubs: [String: String] = [:]
+    /// What `print` and `log` may still write (line size and rate).
+    public var outputLimiter: LuaOutputLimiter
     /// Values host modules share for this state (e.g. whether side effects are recorded).
     public var hostContext: [String: any Sendable] = [:]
     let startTime = shim_now_ns()
@@ -64,6 +71,8 @@ public final class LuaEngine {
         self.executor = executor
         self.options = options
         self.generation = generation
+        hostBytes = LuaHostBytes(limit: options.memoryLimit)
+        outputLimiter = LuaOutputLimiter(lineLimit: options.outputLineLimit, rate: options.outputRate, burst: options.outputBurst)
         clockOrigin = executor.now
         budget = .allocate(capacity: 1)
         budget.initialize(to: ShimBudget())
@@ -87,7 +96,7 @@ public final class LuaEngine {
         guard shim_openlibs(L) == LUA_OK else { throw LuaRaise("cannot open the Lua libraries") }
         shim_guard_patterns(L)  // string.find/match/gmatch/gsub that honour deadlines
         // string.rep, table.insert/remove/move/concat/sort with budget checks; no __gc for scripts.
-        guard shim_guard_library(L) == LUA_OK else { throw LuaRaise("cannot guard the Lua libraries") }
+        guard shim_guard_library(L, options.trusted ? 1 : 0) == LUA_OK else { throw LuaRaise("cannot guard the Lua libraries") }
         if options.timeLimit > 0 {
             budget.pointee.run_deadline = Quantities.deadline(startTime, after: Quantities.nanoseconds(options.timeLimit))
         }

@@ -43,8 +43,18 @@ public struct LuaErrorInfo: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     public var description: String {
-        var text = service.map { "\($0): " } ?? ""
-        if let status { text += "HTTP \(status): " }
+        Self.text(service: service, status: status.map(String.init), message: message)
+    }
+
+    /// `service: HTTP 403: message`, without saying a part twice: a message that already names
+    /// the status (`HTTP 403: …`, `not authorised (HTTP 401)`) or starts with the service's name
+    /// gets no second copy.
+    public static func text(service: String?, status: String?, message: String) -> String {
+        var text = ""
+        if let service, !message.hasPrefix(service + ":"), !message.lowercased().hasPrefix(service.lowercased() + ":") {
+            text += service + ": "
+        }
+        if let status, !message.contains("HTTP \(status)") { text += "HTTP \(status): " }
         return text + message
     }
 }

@@ -4,6 +4,9 @@ public struct LuaOptions: Sendable {
     public var name: String = "lookout"
     /// Bytes the state may allocate; 0 = no limit.
     public var memoryLimit: Int = 64 << 20
+    /// Requests to servers (``LuaCall/request(_:_:deliver:)``) the state runs at once; more wait
+    /// for a slot (at most eight times as many), beyond that they fail with `err.code == "limit"`.
+    public var requestsInFlight: Int = 32
     /// Seconds a task may compute without waiting; 0 = no limit.
     public var cpuLimit: Double = 5
     /// Wall-clock seconds for the whole run; 0 = no limit.
@@ -11,7 +14,8 @@ public struct LuaOptions: Sendable {
     /// Seconds past a limit after which a state that did not stop counts as stuck
     /// (``LuaRuntime/stall(grace:now:)``): `run` exits, `serve` quarantines the script.
     public var stallGrace: Double = 2
-    /// `io` and `os` restored (the user's own scripts only).
+    /// The whole standard library (`io`, `os`, `debug`, finalizers, every `collectgarbage` option):
+    /// the user's own scripts only.
     public var trusted = false
     /// Folder `require` searches besides the bundled modules.
     public var scriptDirectory: String?
@@ -23,6 +27,14 @@ public struct LuaOptions: Sendable {
     public var clock: LuaClock = .system
     /// Keeps host frames in tracebacks.
     public var verbose = false
+    /// Bytes of one `print` or `log` line kept (the rest cut with a marker); 0 = no limit (the
+    /// default; Lookout's commands set `[limits] log_line`).
+    public var outputLineLimit = 0
+    /// Lines a second the script may print or log after `outputBurst`; 0 = no limit (the
+    /// default; Lookout's commands set `[limits] log_rate`).
+    public var outputRate: Double = 0
+    /// Lines the script may print or log at once.
+    public var outputBurst = 500
     /// Receives what `print` writes (one call per line printed, without the newline).
     public var output: @Sendable (String) -> Void = { print($0) }
     /// Receives errors nobody handled, with task label and traceback.

@@ -21,7 +21,7 @@ public actor LuaRuntime {
 
     /// The options of the state.
     public let options: LuaOptions
-    private let modules: [any LuaModule]
+    private var modules: [any LuaModule]
     private var current: LuaEngine?
     private var generation: UInt64 = 0
     private var interrupted = false
@@ -157,7 +157,9 @@ public actor LuaRuntime {
     }
 
     /// Makes a fresh state with the same options and modules (the REPL's `.reset`).
-    public func reset() throws {
+    /// With `modules`, the new state gets those instead (the REPL's `.reset` rereads config.toml).
+    public func reset(modules newModules: [any LuaModule]? = nil) throws {
+        if let newModules { modules = newModules }
         if let engine = current {
             engine.cancelAll()
             engine.closed = true

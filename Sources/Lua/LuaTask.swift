@@ -73,6 +73,11 @@ final class PendingWait {
     /// A wait for something from outside that may never come (a stream's next message): a task
     /// parked on it has nothing in progress (see `LuaEngine.onlyAwaitsEvents`).
     var event = false
+    /// A request (``LuaCall/request(_:_:deliver:)``): it runs under the state's
+    /// ``LuaRequestGate``.
+    var counted = false
+    /// Where a counted wait stands in the gate.
+    var slot = RequestSlot.none
 
     init(
         id: UInt64, what: String, task: LuaTask,

@@ -16,32 +16,33 @@ enum ModuleSearch {
         return "\(directory)/?.lua;\(directory)/?/init.lua"
     }
 
-    /// The source and path of module `name`, or `[nil, "\n\tno file 'x'"]` for require's message.
+    /// The source and path of module `name`, or `[nil, "no file 'x'\n\tno file 'y'"]` for
+    /// require's message (Lua 5.4's searchers leave the first line's "\n\t" to require).
     static func find(_ name: String, in directory: String?) -> [LuaValue] {
-        guard let directory else { return [.nil, .text("\n\tno script folder to search (bundled modules only)")] }
+        guard let directory else { return [.nil, .text("no script folder to search (bundled modules only)")] }
         let control = name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
         guard !name.isEmpty, !control, !name.contains("/"), !name.contains("\\"), !name.hasPrefix("."), !name.contains("..") else {
-            return [.nil, .text("\n\tmodule names cannot contain '/', '\\', '..' or control characters such as '\\0'")]
+            return [.nil, .text("module names cannot contain '/', '\\', '..' or control characters such as '\\0'")]
         }
-        guard let root = realPath(directory) else { return [.nil, .text("\n\tno script folder '\(directory)'")] }
+        guard let root = realPath(directory) else { return [.nil, .text("no script folder '\(directory)'")] }
         let relative = name.replacingOccurrences(of: ".", with: "/")
-        var tried = ""
+        var tried: [String] = []
         for candidate in ["\(directory)/\(relative).lua", "\(directory)/\(relative)/init.lua"] {
             guard let resolved = realPath(candidate) else {
-                tried += "\n\tno file '\(candidate)'"
+                tried.append("no file '\(candidate)'")
                 continue
             }
             guard resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
-                tried += "\n\t'\(candidate)' leads outside the script folder (not followed)"
+                tried.append("'\(candidate)' leads outside the script folder (not followed)")
                 continue
             }
             guard isRegularFile(resolved), let data = FileManager.default.contents(atPath: resolved) else {
-                tried += "\n\t'\(candidate)' is not a regular file"
+                tried.append("'\(candidate)' is not a regular file")
                 continue
             }
             return [.string(LuaString(bytes: Array(data))), .text(candidate)]
         }
-        return [.nil, .text(tried)]
+        return [.nil, .text(tried.joined(separator: "\n\t"))]
     }
 
     /// The absolute path with every symlink resolved, or nil when it does not exist.

@@ -579,6 +579,33 @@ static int has_array_mt(Encoder *e, int idx) {
     return same;
 }
 
+/// The length to write for a table with array_mt: its border (lua_rawlen), or, when positive
+/// integer keys lie beyond it ({[2^31] = 1}, {1, 2, [5] = 5}), the largest of them, so no element
+/// is dropped silently; holes become null and a too sparse array fails as without array_mt.
+/// Other keys are ignored, as cjson does. The common case (nothing beyond the border) costs one
+/// lua_next from the border.
+static lua_Integer array_mt_length(Encoder *e, int idx, PathSeg *path) {
+    lua_State *L = e->L;
+    lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
+    if (len > 0) lua_pushinteger(L, len); // t[len] is not nil: a valid key for lua_next
+    else lua_pushnil(L);
+    if (!lua_next(L, idx)) return len;
+    lua_pop(L, 2);
+    lua_Integer count = 0, max = len;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (!lua_isinteger(L, -1)) continue;
+        lua_Integer k = lua_tointeger(L, -1);
+        if (k < 1) continue;
+        count++;
+        if (k > max) max = k;
+    }
+    if (max > 10 && max - count > count) // max > 2 * count, without overflow
+        encode_fail(e, path, "excessively sparse array");
+    return max;
+}
+
 /// Appends the table at idx (depth = its nesting level, the root table being 1).
 static void encode_table(Encoder *e, int idx, PathSeg *path, int depth) {
     lua_State *L = e->L;
@@ -589,7 +616,7 @@ static void encode_table(Encoder *e, int idx, PathSeg *path, int depth) {
     if (depth > e->max_depth) encode_fail(e, path, "nesting deeper than %d", e->max_depth);
     luaL_checkstack(L, 8, "json.encode: nesting too deep");
     if (has_array_mt(e, idx)) {
-        encode_array(e, idx, (lua_Integer)lua_rawlen(L, idx), path, depth);
+        encode_array(e, idx, array_mt_length(e, idx, path), path, depth);
         return;
     }
     switch (table_shape(e, idx, path, &len)) {

@@ -150,7 +150,7 @@ static int lib_remove(lua_State *L) {
     lua_Integer size = length_of(L, 1, TAB_RW);
     lua_Integer pos = luaL_optinteger(L, 2, size);
     if (pos != size)
-        luaL_argcheck(L, (lua_Unsigned)pos - 1u <= (lua_Unsigned)size, 2, "position out of bounds");
+        luaL_argcheck(L, (lua_Unsigned)pos - 1u <= (lua_Unsigned)size, 1, "position out of bounds"); // #1 as 5.4.4
     lua_geti(L, 1, pos); // the result
     for (; pos < size; pos++) {
         tick(&m);
@@ -195,7 +195,7 @@ static int lib_move(lua_State *L) {
 static void add_field(lua_State *L, luaL_Buffer *b, lua_Integer i) {
     lua_geti(L, 1, i);
     if (!lua_isstring(L, -1))
-        luaL_error(L, "invalid value (at index %I) in table for 'concat'", (LUAI_UACINT)i);
+        luaL_error(L, "invalid value (%s) at index %I in table for 'concat'", luaL_typename(L, -1), (LUAI_UACINT)i);
     luaL_addvalue(b);
 }
 
@@ -511,7 +511,8 @@ static int lib_xpcall(lua_State *L) {
     return xpcall_done(L, LUA_OK, 0);
 }
 
-// ---- coroutine.resume and coroutine.close: the limit watch knows which thread runs ----------------
+// ---- coroutine.close: the limit watch knows which thread runs -----------------------------------------
+// (coroutine.resume and coroutine.wrap keep it themselves: coroutines.c)
 
 /// Calls the original function (upvalue 1) with the thread in argument 1 as the current thread
 /// (shim_set_current) and the calling thread current again afterwards, also when it raises: the
@@ -552,6 +553,7 @@ static void set_function(lua_State *L, const char *library, const char *name, lu
 }
 
 static int guard_library(lua_State *L) {
+    int trusted = lua_toboolean(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
     set_function(L, "string", "rep", lib_rep);
     set_function(L, "table", "insert", lib_insert);
@@ -567,17 +569,21 @@ static int guard_library(lua_State *L) {
     lua_getfield(L, -1, "xpcall");
     lua_pushcclosure(L, lib_xpcall, 1);
     lua_setfield(L, -2, "xpcall");
-    lua_getfield(L, -1, "setmetatable");
-    lua_pushcclosure(L, lib_setmetatable, 1);
-    lua_setfield(L, -2, "setmetatable");
-    wrap_on_thread(L, "resume");
+    if (!trusted) { // --trusted scripts may have finalizers (README: How Lookout's Lua differs)
+        lua_getfield(L, -1, "setmetatable");
+        lua_pushcclosure(L, lib_setmetatable, 1);
+        lua_setfield(L, -2, "setmetatable");
+    }
     wrap_on_thread(L, "close");
+    lua_pop(L, 1);
+    shim_install_baselib(L, trusted);
     return 0;
 }
 
-int shim_guard_library(lua_State *L) {
+int shim_guard_library(lua_State *L, int trusted) {
     lua_pushcfunction(L, guard_library);
-    int status = lua_pcall(L, 0, 0, 0);
+    lua_pushboolean(L, trusted);
+    int status = lua_pcall(L, 1, 0, 0);
     if (status != LUA_OK) lua_pop(L, 1);
     return status;
 }

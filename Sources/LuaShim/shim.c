@@ -86,21 +86,37 @@ static int shim_panic(lua_State *L) {
 typedef struct WarnState {
     shim_warn_fn fn;
     void *ud;
+    int off;      ///< warn("@off") was the last control message (Lookout starts with warnings on)
+    int dropping; ///< the message being received is dropped (warnings were off when it began)
     char buffer[1024];
     size_t length;
 } WarnState;
 
+/// lua_setwarnf's function: pieces are joined into one message for the host; the control messages
+/// "@on" and "@off" (a whole message starting with '@') switch warnings on and off as in lua.c,
+/// other control messages are ignored.
 static void shim_warnf(void *ud, const char *msg, int tocont) {
     WarnState *w = ud;
     if (w->fn == NULL) return;
+    if (w->length == 0 && !w->dropping) {
+        if (!tocont && msg[0] == '@') {
+            if (strcmp(msg, "@off") == 0) w->off = 1;
+            else if (strcmp(msg, "@on") == 0) w->off = 0;
+            return;
+        }
+        if (w->off) w->dropping = 1;
+    }
+    if (w->dropping) {
+        if (!tocont) w->dropping = 0;
+        return;
+    }
     size_t n = strlen(msg);
     if (w->length + n >= sizeof w->buffer) n = sizeof w->buffer - 1 - w->length;
     memcpy(w->buffer + w->length, msg, n);
     w->length += n;
     w->buffer[w->length] = 0;
     if (!tocont) {
-        // "@on"/"@off" control messages are ignored: warnings are always routed to the logger.
-        if (w->buffer[0] != '@') w->fn(w->ud, w->buffer);
+        w->fn(w->ud, w->buffer);
         w->length = 0;
         w->buffer[0] = 0;
     }
@@ -214,12 +230,89 @@ static int check_limits(lua_State *L, int level) {
     return 0;
 }
 
+// ---- Hooks of --trusted scripts (debug.sethook) composed with the limit hook --------------------
+//
+// The limit watch arms shim_hook on the running thread in place of whatever hook it had; when no
+// limit is reached, shim_hook puts back the hook debug.sethook set for that thread, kept in the
+// registry table USER_HOOKS (thread -> UserHook, weak keys), and passes it the event it took.
+
+static const char *const USER_HOOKS = "lookout.userhooks";
+static void shim_hook(lua_State *L, lua_Debug *ar);
+
+typedef struct UserHook {
+    lua_Hook hook;
+    int mask;
+    int count;
+} UserHook;
+
+/// Gives L back the hook debug.sethook set for it (none in the sandbox); returns that hook.
+static lua_Hook restore_hook(lua_State *L) {
+    if (!shim_budget(L)->user_hooks) {
+        lua_sethook(L, NULL, 0, 0);
+        return NULL;
+    }
+    UserHook saved = {NULL, 0, 0};
+    if (lua_checkstack(L, 3)) {
+        if (lua_getfield(L, LUA_REGISTRYINDEX, USER_HOOKS) == LUA_TTABLE) {
+            lua_pushthread(L);
+            if (lua_rawget(L, -2) == LUA_TUSERDATA) saved = *(UserHook *)lua_touserdata(L, -1);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_sethook(L, saved.hook, saved.mask, saved.count);
+    return saved.hook;
+}
+
+/// debug.sethook for --trusted scripts: the original (upvalue 1), then a note of what it set, so
+/// that the limit hook hands the thread back to it.
+static int lib_sethook(lua_State *L) {
+    int n = lua_gettop(L);
+    lua_State *co = lua_type(L, 1) == LUA_TTHREAD ? lua_tothread(L, 1) : L;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, 0);
+    lua_Hook hook = lua_gethook(co);
+    if (hook == shim_hook) return 0; // armed just now (rare): the thread keeps its earlier hook
+    if (lua_getfield(L, LUA_REGISTRYINDEX, USER_HOOKS) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, 0, 1);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, USER_HOOKS);
+    }
+    lua_pushthread(co);
+    lua_xmove(co, L, 1);
+    if (hook == NULL) {
+        lua_pushnil(L);
+    } else {
+        UserHook *saved = lua_newuserdatauv(L, sizeof(UserHook), 0);
+        saved->hook = hook;
+        saved->mask = lua_gethookmask(co);
+        saved->count = lua_gethookcount(co);
+    }
+    lua_rawset(L, -3);
+    shim_budget(L)->user_hooks = 1;
+    return 0;
+}
+
+int shim_compose_sethook(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 1);
+    lua_pushcclosure(L, lib_sethook, 1);
+    return 1;
+}
+
 /// The count hook, armed by the limit watch (every instruction while armed): stops the code at
 /// the limit that was reached, or disarms itself when none is (an arming that came late, or a
 /// thread that was current when the watch looked).
 static void shim_hook(lua_State *L, lua_Debug *ar) {
-    (void)ar;
-    if (!check_limits(L, 0)) lua_sethook(L, NULL, 0, 0);
+    if (check_limits(L, 0)) return;
+    lua_Hook user = restore_hook(L);
+    if (user != NULL && ar->event != LUA_HOOKCOUNT) user(L, ar); // the event the arming took over
 }
 
 void shim_check_budget(lua_State *L) { (void)check_limits(L, 1); }
@@ -250,7 +343,11 @@ static void arm_handler(int sig) {
     (void)sig;
     int saved = errno;
     ShimBudget *b = thread_budget;
-    if (b != NULL && b->current != NULL) lua_sethook(b->current, shim_hook, LUA_MASKCOUNT, 1);
+    if (b != NULL && b->current != NULL) {
+        // Keep the events of a hook debug.sethook set: shim_hook passes them on.
+        int mask = b->user_hooks ? (lua_gethookmask(b->current) & ~LUA_MASKCOUNT) : 0;
+        lua_sethook(b->current, shim_hook, LUA_MASKCOUNT | mask, 1);
+    }
     errno = saved;
 }
 
@@ -380,7 +477,7 @@ static void grace_end(lua_State *L, ShimBudget *b, const Grace *g) {
     b->host_critical = g->critical;
     b->slice_deadline = g->slice;
     b->mark = shim_now_ns();
-    if (lua_gethook(L) == shim_hook) lua_sethook(L, NULL, 0, 0);
+    if (lua_gethook(L) == shim_hook) restore_hook(L);
     if (b->current != NULL) shim_arm_if_reached(b->current);
 }
 
@@ -627,3 +724,5 @@ int shim_closethread(lua_State *co, lua_State *from) {
     grace_end(co, b, &g);
     return status;
 }
+
+void shim_flush_stdout(void) { fflush(stdout); }

@@ -86,8 +86,17 @@ public struct TreatmentComponent: Sendable, Equatable {
     /// Splits a downloaded treatment into components (seed 001 `TreatmentNSResponse`): one per
     /// `carbs`, `insulin`, `glucose` (converted to mg/dL unless `units` is mg/dL), `rate`
     /// (with `duration`), and one for `Exercise` (`duration`), `Site Change`, `Sensor Start`,
-    /// `Pump Battery Change`. Zero or missing values give no component.
-    public static func split(_ treatment: Treatment) -> [TreatmentComponent] {
+    /// `Pump Battery Change`. Zero or missing values give no component. A `glucose` without
+    /// `units` is read in `siteUnits` (the site's or profile's units); without those it gives no
+    /// component (the seed needs both: 5.5 read as mg/dL would be a dangerous low).
+    public static func split(_ treatment: Treatment, siteUnits: GlucoseUnit? = nil) -> [TreatmentComponent] {
+        var dropped: [String] = []
+        return split(treatment, siteUnits: siteUnits, dropped: &dropped)
+    }
+
+    /// ``split(_:siteUnits:)``, appending to `dropped` why a part gave no component (a `glucose`
+    /// whose unit is neither given nor known).
+    public static func split(_ treatment: Treatment, siteUnits: GlucoseUnit?, dropped: inout [String]) -> [TreatmentComponent] {
         guard let time = treatment.time else { return [] }
         let base = treatment.common.primaryKey ?? ""
         let type = treatment.eventType
@@ -101,8 +110,13 @@ public struct TreatmentComponent: Sendable, Equatable {
         if let insulin = treatment.insulin, insulin > 0 { add(.insulin, insulin) }
         if type == .exercise { add(.exercise, treatment.duration ?? 0) }
         if let glucose = treatment.glucose, glucose > 0 {
-            let unit = treatment.units.flatMap(GlucoseUnit.init(wireText:)) ?? .milligramsPerDeciliter
-            add(.bgCheck, unit.convert(glucose, to: .milligramsPerDeciliter))
+            // Units given but unknown are not replaced by the site's: the value's unit is unknown.
+            if let unit = treatment.units.map(GlucoseUnit.init(wireText:)) ?? siteUnits {
+                add(.bgCheck, unit.convert(glucose, to: .milligramsPerDeciliter))
+            } else {
+                let why = treatment.units.map { "unknown units '\($0)'" } ?? "no units and the site's units are not known"
+                dropped.append("glucose \(glucose) of \(treatment.common.primaryKey ?? "a treatment") has \(why): no BG check made from it")
+            }
         }
         if let rate = treatment.rate ?? treatment.absolute, type == .tempBasal || treatment.rate != nil {
             add(.basal, rate, treatment.duration ?? 0)

@@ -33,6 +33,16 @@ public enum NightscoutCredentials: Sendable, Equatable, CustomStringConvertible,
         }
     }
 
+    /// Every text these credentials put on the wire (the secret or token, its SHA-1 hex, the
+    /// JWT): what an error quoting a server must not repeat (``NightscoutHTTPResponse/redactions``).
+    public var redactions: [String] {
+        switch self {
+        case .none: return []
+        case .apiSecret(let s), .accessToken(let s): return [s, NightscoutCredentials.sha1Hex(s), NightscoutCredentials.sha1Hex(s).uppercased()]
+        case .jwt(let token): return [token]
+        }
+    }
+
     /// The headers that authenticate a v1/v2 request.
     public var v1Headers: [(name: String, value: String)] {
         switch self {

@@ -48,5 +48,9 @@ public struct JWTGrant: Sendable, Equatable, Decodable, CustomStringConvertible,
     public var customMirror: Mirror { Mirror(self, children: ["grant": description]) }
 
     /// Redacted: the subject and expiry, never the token.
-    public var description: String { "JWTGrant(sub: \(sub ?? "?"), exp: \(exp.map { String(Int64($0)) } ?? "?"), token: <redacted>)" }
+    public var description: String {
+        // A server's `exp` may be any number (1e19): shown as written when no Int64 holds it.
+        let expiry = exp.map { $0.isFinite && abs($0) < 9e15 ? String(Int64($0)) : String($0) } ?? "?"
+        return "JWTGrant(sub: \(sub ?? "?"), exp: \(expiry), token: <redacted>)"
+    }
 }

@@ -39,7 +39,8 @@ public final class NightscoutClient: Sendable, CustomStringConvertible {
                 now: @escaping @Sendable () -> Date = { Date() }, transport: NightscoutTransport? = nil) {
         self.configuration = configuration
         self.timeout = timeout
-        let transport = transport ?? .asyncHTTPClient(maximumBodyBytes: maximumResponseBytes)
+        let transport = NightscoutTransport.redacting(transport ?? .asyncHTTPClient(maximumBodyBytes: maximumResponseBytes),
+                                                      configuration.credentials.redactions)
         self.transport = transport
         if case .accessToken(let token) = configuration.credentials {
             let site = configuration

@@ -57,7 +57,8 @@ public struct NightscoutDate: Sendable, Hashable, Codable, Comparable, CustomStr
     /// (`Wed, 17 Oct 2018 05:13:00 GMT`) is accepted too. Returns `nil` when the text is not a date.
     public init?(string: String) {
         let trimmed = NightscoutDate.trimmedOfWhitespace(string)
-        if NightscoutDate.isAllASCIIDigits(trimmed), let ms = Int64(trimmed), trimmed.utf8.count > 8 {
+        if NightscoutDate.isAllASCIIDigits(trimmed), let ms = Int64(trimmed), trimmed.utf8.count > 8,
+           Double(ms) < NightscoutDate.largestMilliseconds {  // beyond: no date, as for a number
             self.epochMilliseconds = ms
             self.utcOffsetMinutes = nil
             self.wireForm = .iso(string)
@@ -125,14 +126,14 @@ public struct NightscoutDate: Sendable, Hashable, Codable, Comparable, CustomStr
     }
 
     /// Decodes a number (epoch milliseconds; fractional part dropped) or a string (ISO-8601 or
-    /// numeric epoch milliseconds).
+    /// numeric epoch milliseconds); beyond ±`largestMilliseconds` a number is no date.
     public init(from decoder: any Decoder) throws {
         if let d = decoder as? JSONValueDecoder {
             try self.init(jsonValue: d.value)
             return
         }
         let c = try decoder.singleValueContainer()
-        if let ms = try? c.decode(Int64.self) {
+        if let ms = try? c.decode(Int64.self), Double(ms).magnitude < NightscoutDate.largestMilliseconds {
             self.init(epochMilliseconds: ms)
         } else if let d = try? c.decode(Double.self), let ms = NightscoutDate.milliseconds(d) {
             self.init(epochMilliseconds: ms)
@@ -149,7 +150,7 @@ public struct NightscoutDate: Sendable, Hashable, Codable, Comparable, CustomStr
     /// what decodes as `Int64`; `.double` is what decodes only as `Double`.
     init(jsonValue value: JSONValue) throws {
         switch value {
-        case .int(let ms):
+        case .int(let ms) where Double(ms).magnitude < NightscoutDate.largestMilliseconds:
             self.init(epochMilliseconds: ms)
         case .double(let d) where NightscoutDate.milliseconds(d) != nil:
             self.init(epochMilliseconds: NightscoutDate.milliseconds(d)!)

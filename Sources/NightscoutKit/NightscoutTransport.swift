@@ -44,6 +44,22 @@ public struct NightscoutTransport: Sendable {
         }
     }
 
+    /// `transport` with `secrets` set as every response's ``NightscoutHTTPResponse/redactions``
+    /// (and removed from a failure's text): what a hostile site echoes of the credentials never
+    /// reaches an error. `transport` itself when there is nothing to remove.
+    public static func redacting(_ transport: NightscoutTransport, _ secrets: [String]) -> NightscoutTransport {
+        guard !secrets.isEmpty else { return transport }
+        return NightscoutTransport { request, timeout in
+            do {
+                var response = try await transport.send(request, timeout)
+                response.redactions = secrets
+                return response
+            } catch NightscoutError.transport(let text) {
+                throw NightscoutError.transport(Redaction.text(text, secrets: secrets))
+            }
+        }
+    }
+
     /// The text of a transport failure (`METHOD /path: reason`).
     static func message(_ error: WireHTTPError) -> String {
         guard case .crossOriginRedirect(let target) = error.kind else { return error.description }

@@ -26,8 +26,11 @@ public struct ScheduleItem: Sendable, Equatable, Codable {
         if let timeAsSeconds { return timeAsSeconds }
         guard let time else { return nil }
         let parts = time.split(separator: ":")
-        guard parts.count >= 2, let h = Int(parts[0]), let m = Int(parts[1]) else { return nil }
+        // Bounded so that a hostile `time` ("99999999999999999:00") cannot overflow the sum.
+        guard parts.count >= 2, let h = Int(parts[0]), let m = Int(parts[1]), (0...48).contains(h), (0...5999).contains(m)
+        else { return nil }
         let s = parts.count > 2 ? Int(parts[2]) ?? 0 : 0
+        guard (0...359_999).contains(s) else { return nil }
         return h * 3600 + m * 60 + s
     }
 

@@ -22,7 +22,7 @@ public struct V1ServerStatus: Sendable, Equatable, Decodable {
         status = raw["status"]?.stringValue
         name = raw["name"]?.stringValue
         version = raw["version"]?.stringValue
-        serverTimeEpoch = raw["serverTimeEpoch"]?.lenientDoubleValue.map { Int64($0) }
+        serverTimeEpoch = raw["serverTimeEpoch"]?.lenientDoubleValue.flatMap(NightscoutDate.milliseconds)
         if case .bool(let enabled)? = raw["apiEnabled"] { apiEnabled = enabled } else { apiEnabled = nil }
     }
 }

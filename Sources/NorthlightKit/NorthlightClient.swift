@@ -180,19 +180,23 @@ public actor NorthlightClient {
         let request = NorthlightHTTPRequest(method: method, url: url, headers: headers, body: body)
         let logPath = url.path
         let response: NorthlightHTTPResponse
+        let secrets = [configuration.apiKey]
         do {
             response = try await transport.send(request, configuration.timeout)
         } catch {
-            logger.debug("northlight request failed", metadata: ["method": "\(method)", "path": "\(logPath)", "error": "\(error)"])
-            throw error
+            let redacted = error.redacting(secrets)
+            logger.debug("northlight request failed", metadata: ["method": "\(method)", "path": "\(logPath)", "error": "\(redacted)"])
+            throw redacted
         }
         logger.debug("northlight request", metadata: ["method": "\(method)", "path": "\(logPath)", "status": "\(response.status)"])
         if (200..<300).contains(response.status) { return response }
-        throw Self.error(for: response)
+        throw Self.error(for: response, secrets: secrets)
     }
 
-    /// The error an answer means.
-    static func error(for response: NorthlightHTTPResponse) -> NorthlightError {
+    /// The error an answer means. The server's own text (`field`, `message`) loses every
+    /// occurrence of `secrets` (the API key) before it is shortened: a hostile server that
+    /// echoes the key gets it into no error, message or log.
+    static func error(for response: NorthlightHTTPResponse, secrets: [String] = []) -> NorthlightError {
         let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
         let code = object?["error"] as? String
         if code == "feedback_limit_reached" || response.status == 402 { return .feedbackLimitReached }
@@ -200,8 +204,8 @@ public actor NorthlightClient {
         case 401, 403: return .invalidAPIKey
         case 429: return .rateLimitExceeded(retryAfter: response.headers["retry-after"].flatMap(retryAfter))
         case 400, 422:
-            let field = (object?["field"] as? String).map { String($0.prefix(64)) } ?? "request"
-            let message = ((object?["message"] as? String) ?? code ?? "refused by the server").prefix(200)
+            let field = (object?["field"] as? String).map { String(Redaction.text($0, secrets: secrets).prefix(64)) } ?? "request"
+            let message = Redaction.text((object?["message"] as? String) ?? code ?? "refused by the server", secrets: secrets).prefix(200)
             return .invalidInput("\(field): \(message)")
         default: return .serverError(statusCode: response.status)
         }

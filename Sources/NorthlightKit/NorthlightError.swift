@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// What can go wrong talking to Northlight (the seed's `NorthlightError`, with Sendable payloads).
 /// Descriptions never contain the API key.
@@ -49,6 +50,17 @@ public enum NorthlightError: Error, Sendable, Equatable, CustomStringConvertible
     public var field: String? {
         guard case .invalidInput(let text) = self, let colon = text.firstIndex(of: ":") else { return nil }
         return String(text[..<colon])
+    }
+
+    /// This error with every occurrence of each of `secrets` (and anything shaped like a token)
+    /// removed from its text (``Redaction/text(_:secrets:)``): for texts that quote a server.
+    public func redacting(_ secrets: [String]) -> NorthlightError {
+        switch self {
+        case .networkError(let m): return .networkError(Redaction.text(m, secrets: secrets))
+        case .invalidInput(let m): return .invalidInput(Redaction.text(m, secrets: secrets))
+        case .invalidResponse(let m): return .invalidResponse(Redaction.text(m, secrets: secrets))
+        default: return self
+        }
     }
 
     /// A short machine-readable kind: `invalid_api_key`, `network`, `rate_limited`,

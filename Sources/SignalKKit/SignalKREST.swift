@@ -144,7 +144,8 @@ public struct SignalKREST: Sendable {
         let started = ContinuousClock.now
         var slept = Duration.zero
         let r = try await transport.send(req, timeout: min(requestTimeout, timeout))
-        guard var reply = Self.reply(r) else {
+        let secrets = SignalKHTTP.secrets(of: req)
+        guard var reply = Self.reply(r, secrets: secrets) else {
             if (200..<300).contains(r.status) { throw SignalKClientError.invalidResponse("PUT reply is not an object") }
             throw SignalKHTTP.error(r, req)
         }
@@ -161,7 +162,7 @@ public struct SignalKREST: Sendable {
             }
             let preq = SignalKHTTPRequest(method: "GET", url: pollURL, headers: await headers(json: false))
             let pr = try await transport.send(preq, timeout: requestTimeout)
-            guard (200..<300).contains(pr.status), let next = Self.reply(pr) else { throw SignalKHTTP.error(pr, preq) }
+            guard (200..<300).contains(pr.status), let next = Self.reply(pr, secrets: secrets) else { throw SignalKHTTP.error(pr, preq) }
             reply = next
         }
         guard reply.state == "COMPLETED", (200..<300).contains(reply.statusCode) else {
@@ -171,15 +172,17 @@ public struct SignalKREST: Sendable {
     }
 
     /// Reads a request reply from a response (`nil` when the body is not a JSON object with a
-    /// `state` or `statusCode`). The status is `statusCode ?? result ?? HTTP status`.
-    static func reply(_ r: SignalKHTTPResponse) -> SignalKRequestResult? {
+    /// `state` or `statusCode`). The status is `statusCode ?? result ?? HTTP status`; the
+    /// message loses every one of `secrets`.
+    static func reply(_ r: SignalKHTTPResponse, secrets: [String] = []) -> SignalKRequestResult? {
         guard let j = SignalKHTTP.json(r.body), case .object(let o) = j, o["state"] != nil || o["statusCode"] != nil
         else { return nil }
         let code = (o["statusCode"] ?? o["result"])?.intValue ?? r.status
         let state = o["state"]?.stringValue ?? ((200..<300).contains(code) && code != 202 ? "COMPLETED" : code == 202 ? "PENDING" : "COMPLETED")
         return SignalKRequestResult(
             requestId: o["requestId"]?.stringValue, state: state, statusCode: code,
-            message: SignalKClientError.clip(o["message"]?.stringValue), href: o["href"]?.stringValue)
+            message: SignalKClientError.clip(o["message"]?.stringValue.map { Redaction.text($0, secrets: secrets) }),
+            href: o["href"]?.stringValue)
     }
 }
 

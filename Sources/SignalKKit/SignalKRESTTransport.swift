@@ -98,19 +98,39 @@ enum SignalKHTTP {
         return try? SignalKJSON.parse(body)
     }
 
-    /// The server's message from a body: JSON `message`/`error`, else the text.
-    static func message(_ body: Data) -> String? {
+    /// The server's message from a body: JSON `message`/`error`, else the text; every one of
+    /// `secrets` removed (before it is shortened).
+    static func message(_ body: Data, secrets: [String] = []) -> String? {
+        let clip = { (text: String) in SignalKClientError.clip(Redaction.text(text, secrets: secrets)) }
         if let j = json(body) {
-            if let m = j["message"]?.stringValue ?? j["error"]?.stringValue { return SignalKClientError.clip(m) }
-            if let s = j.stringValue { return SignalKClientError.clip(s) }
+            if let m = j["message"]?.stringValue ?? j["error"]?.stringValue { return clip(m) }
+            if let s = j.stringValue { return clip(s) }
         }
-        return SignalKClientError.clip(String(decoding: body, as: UTF8.self))
+        return clip(String(decoding: body, as: UTF8.self))
     }
 
-    /// The error for a failed response.
+    /// What `request` carries that a server must not get back into an error: the bearer token,
+    /// query values (`?token=`) and a JSON body's `password` and `token`.
+    static func secrets(of request: SignalKHTTPRequest) -> [String] {
+        var out: [String] = []
+        if let auth = request.header("Authorization"), let space = auth.firstIndex(of: " ") {
+            out.append(String(auth[auth.index(after: space)...]).trimmingCharacters(in: .whitespaces))
+        }
+        for item in URLComponents(url: request.url, resolvingAgainstBaseURL: true)?.queryItems ?? [] {
+            if let v = item.value { out.append(v) }
+        }
+        if let body = request.body, let j = json(body) {
+            for key in ["password", "token"] { if let v = j[key]?.stringValue { out.append(v) } }
+        }
+        return out
+    }
+
+    /// The error for a failed response; the server's text loses what `req` carried
+    /// (``secrets(of:)``): a hostile server's echo of the token never reaches an error.
     static func error(_ r: SignalKHTTPResponse, _ req: SignalKHTTPRequest) -> SignalKClientError {
-        if r.status == 401 || r.status == 403 { return .unauthorized(status: r.status, message: message(r.body)) }
-        return .http(status: r.status, method: req.method, path: req.url.path, message: message(r.body))
+        let text = message(r.body, secrets: secrets(of: req))
+        if r.status == 401 || r.status == 403 { return .unauthorized(status: r.status, message: text) }
+        return .http(status: r.status, method: req.method, path: req.url.path, message: text)
     }
 
     static func jsonBody(_ v: JSONValue) -> Data { Data(v.jsonString.utf8) }

@@ -36,8 +36,12 @@ public struct SignalKStreamConfiguration: Sendable {
     public var maxBackoff: Duration = .seconds(30)
     /// Relative jitter applied to each delay (0.2 = ±20 %).
     public var jitter: Double = 0.2
-    /// Largest WebSocket frame accepted (WSClient's default of 16 KiB is too small).
+    /// Largest WebSocket frame accepted (WSClient's default of 16 KiB is too small), and largest
+    /// message: the sum of a fragmented message's frames counts (see ``SignalKMessageReader``).
     public var maxFrameSize: Int = 1 << 20
+    /// How long a message the server has begun may take to finish (its last fragment); beyond it
+    /// the connection is closed with ``SignalKStreamError/messageUnfinished(after:)``.
+    public var messageTimeout: Duration = .seconds(10)
     /// Send the token as `?token=` instead of the `Authorization: Bearer` header (only for stacks
     /// that cannot set headers; the query ends up in server logs).
     public var tokenInQuery: Bool = false
@@ -111,6 +115,9 @@ public enum SignalKStreamEvent: Sendable {
     case serverError(String)
     /// A request reply (PUT, access request, login, query) that arrived on the socket.
     case reply(SignalKRequestReply)
+    /// The stream closed the connection because the server broke a bound
+    /// (``SignalKStreamError``); a reconnect follows. Emitted before the state change.
+    case connectionError(SignalKStreamError)
 }
 
 /// The Signal K WebSocket stream (contract §3): connects with `subscribe=none`, reads the hello,
@@ -152,6 +159,9 @@ public actor SignalKStream {
     public private(set) var subscribeMessagesSent = 0
     /// The last hello.
     public private(set) var hello: SignalKHello?
+    /// Why the stream last closed a connection itself (a message too large or unfinished); kept
+    /// after reconnecting, so a server that keeps doing it stays visible.
+    public private(set) var lastError: SignalKStreamError?
 
     private struct Key: Hashable { let context: String; let path: String }
     private var rows: [Key: SignalKSubscription] = [:]
@@ -379,10 +389,12 @@ public actor SignalKStream {
         if let token, !configuration.tokenInQuery { headers[.authorization] = "Bearer " + token }
         let url = configuration.connectURL(token: token).absoluteString
         let maxFrame = configuration.maxFrameSize
+        let reader = SignalKMessageReader(maxSize: maxFrame, timeout: configuration.messageTimeout)
         var gotHello = false
         do {
             try await WebSocketClient.connect(
-                url: url, configuration: .init(maxFrameSize: maxFrame, additionalHeaders: headers), logger: logger
+                url: url, configuration: .init(maxFrameSize: maxFrame, additionalHeaders: headers, closeTimeout: .seconds(2)),
+                logger: logger
             ) { inbound, outbound, _ in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -397,13 +409,19 @@ public actor SignalKStream {
                     group.addTask {
                         // The reader parses frames on this task's child; the actor takes them in batches.
                         let inbox = SignalKInbox(limit: Self.inboxLimit)
-                        async let reading: Void = Self.read(inbound.messages(maxSize: maxFrame), into: inbox)
+                        async let reading: Void = Self.read(inbound, with: reader, into: inbox)
                         await self.drain(inbox, socket: id)
                         try await reading
                     }
                     _ = try await group.next()
                     group.cancelAll()
                 }
+            }
+        } catch let error as SignalKStreamError {
+            logger.debug("stream connection ended: \(error)")
+            if socketID == id {
+                lastError = error
+                emit(.connectionError(error))
             }
         } catch {
             logger.debug("stream connection ended: \(error)")
@@ -417,13 +435,13 @@ public actor SignalKStream {
         return gotHello
     }
 
-    /// Reads a socket's frames and parses them off the actor, into `inbox` (closed at the end).
-    private static func read(_ messages: WebSocketInboundMessageStream, into inbox: SignalKInbox) async throws {
+    /// Reads a socket's messages (within `reader`'s bounds) and parses them off the actor, into
+    /// `inbox` (closed at the end).
+    private static func read(_ frames: WebSocketInboundStream, with reader: SignalKMessageReader, into inbox: SignalKInbox) async throws {
         defer { inbox.close() }
-        for try await message in messages {
-            guard case .text(let text) = message else { continue }
+        try await reader.read(frames) { text in
             let item = SignalKInbox.Item { try SignalKServerMessage.parse(text) }
-            guard await inbox.put(item, size: text.utf8.count) else { return }
+            return await inbox.put(item, size: text.utf8.count)
         }
     }
 

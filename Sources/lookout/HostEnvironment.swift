@@ -53,6 +53,10 @@ struct HostEnvironment {
         options.memoryLimit = limits.memoryBytes
         options.cpuLimit = limits.cpuSeconds
         options.timeLimit = limits.timeSeconds ?? 0
+        options.requestsInFlight = limits.requestsInFlight
+        options.outputLineLimit = config.limits.logLineBytes
+        options.outputRate = config.limits.logRate
+        options.outputBurst = config.limits.logBurst
         options.trusted = script.trusted
         options.verbose = script.verbose
         options.arguments = arguments

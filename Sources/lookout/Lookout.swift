@@ -57,7 +57,11 @@ struct Lookout: AsyncParsableCommand {
             if code == .success {
                 self.exit(withError: error)  // --help, --version
             }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            var message = fullMessage(for: error)
+            if let hint = DidYouMean.hint(arguments: Array(CommandLine.arguments.dropFirst()), message: message) {
+                message += "\n" + hint
+            }
+            FileHandle.standardError.write(Data((message + "\n").utf8))
             Foundation.exit(2)
         }
     }

@@ -10,7 +10,8 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Run a Lua script until it and everything it started has finished.",
         discussion: """
             The script's arguments reach it as `arg` (arg[0] is the script). Exit status: 0 success,
-            1 script error (including errors in timers and tasks), 2 usage or configuration error,
+            1 script error (including errors in timers and tasks; an error in the main chunk ends
+            the run at once, cancelling its timers, tasks and schedule jobs), 2 usage or configuration error,
             130 interrupted (Ctrl-C or SIGTERM: tasks are cancelled and <close> variables run).
             """)
 
@@ -33,7 +34,25 @@ struct RunCommand: AsyncParsableCommand {
         }
     }
 
+    /// `run`'s own options, which after the script's name belong to the script.
+    static let ownOptions: Set<String> = ["-e", "-v", "--verbose", "--trusted", "--memory-limit", "--cpu-limit", "--time-limit"]
+
+    /// The script's arguments that spell one of `run`'s own options: they are passed to the
+    /// script, as with `lua` and `python`, but the person most likely meant them for `run`.
+    static func misplacedOptions(_ scriptArguments: ArraySlice<String>) -> [String] {
+        scriptArguments.compactMap { argument in
+            let name = String(argument.split(separator: "=", maxSplits: 1).first ?? "")
+            return ownOptions.contains(name) ? name : nil
+        }
+    }
+
     func run() async throws {
+        if code == nil {
+            for option in Self.misplacedOptions(arguments.dropFirst()) {
+                FileHandle.standardError.write(Data(
+                    "lookout: \(option) after the script name is passed to the script; put it before the script to mean `run`'s option\n".utf8))
+            }
+        }
         let environment = try HostEnvironment.load()
         environment.warnAboutSecretFiles()
         let logger = environment.bootstrapLogging(verbose: script.verbose)
@@ -44,11 +63,22 @@ struct RunCommand: AsyncParsableCommand {
             guard let slash = path.lastIndex(of: "/") else { return "." }
             return slash == path.startIndex ? "/" : String(path[..<slash])
         }
-        let options = try environment.luaOptions(
+        var options = try environment.luaOptions(
             name: name, script: script, arguments: code == nil ? arguments : ["-e"] + arguments,
             scriptDirectory: directory ?? FileManager.default.currentDirectoryPath,
             output: { FileHandleOutput.standardOutput.write($0 + "\n") })
+        // An error in the main chunk ends the run at once, as under `serve`: the script is broken,
+        // so the schedule jobs, timers and tasks it started before it raised are cancelled and the
+        // run exits 1 instead of going on without its main chunk.
+        let started = Locked<LuaRuntime?>(nil)
+        let report = options.errors
+        options.errors = { error in
+            report(error)
+            guard error.task.hasPrefix("main chunk"), let runtime = started.withLock({ $0 }) else { return }
+            Task { await runtime.cancelAll() }
+        }
         let runtime = LuaRuntime(options: options, modules: environment.modules(logger: logger))
+        started.withLock { $0 = runtime }
         do {
             try await runtime.start()
         } catch {

@@ -13,7 +13,10 @@ struct ScriptOptions: ParsableArguments {
     @Option(name: .customLong("time-limit"), help: "Wall-clock limit for the whole run, e.g. 10m (default none).")
     var timeLimit: String?
 
-    @Flag(help: "Give the script io and os (only for your own scripts).")
+    @Option(name: .customLong("requests-in-flight"), help: "Requests to servers a script runs at once (default from config, else 32; more wait).")
+    var requestsInFlight: Int?
+
+    @Flag(help: "Give the script the whole Lua standard library: io, os, debug, finalizers, every collectgarbage option (only for your own scripts).")
     var trusted = false
 
     @Flag(name: .shortAndLong, help: "Show debug logs and full tracebacks.")
@@ -42,6 +45,13 @@ struct ScriptOptions: ParsableArguments {
                 throw ValidationError("--time-limit: expected a duration such as 10m, got \(timeLimit)")
             }
             limits.timeSeconds = seconds > 0 ? seconds : nil
+        }
+        if let requestsInFlight {
+            let range = HostConfig.Limits.requestsInFlightRange
+            guard range.contains(requestsInFlight) else {
+                throw ValidationError("--requests-in-flight: expected \(range.lowerBound) to \(range.upperBound), got \(requestsInFlight)")
+            }
+            limits.requestsInFlight = requestsInFlight
         }
         return limits
     }

@@ -41,6 +41,55 @@ final class DemoCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertGreaterThanOrEqual(knots, 20, String(run.stderr[note]))
     }
 
+    /// `lookout ack urgent-low` from another terminal, as the demo's hint says, stops the urgent
+    /// low's repeats: the acknowledgement is stamped in the demo's story time, so it does not
+    /// look old to the alert (an urgent acknowledgement expires after 30 story minutes, six
+    /// readings here), and the alert stays acknowledged while the low goes on.
+    func testAcknowledgingInTheDemoStopsTheRepeats() throws {
+        let demo = try launch(["demo", "--plain", "--step", "1"])
+        XCTAssertTrue(demo.waitForOutput(.stderr, containing: "Urgent low: ", timeout: 90))
+        XCTAssertTrue(demo.waitForOutput(containing: "lookout ack urgent-low", timeout: 30))
+        let hint = try XCTUnwrap(demo.output().range(of: #"LOOKOUT_HOME=\S+"#, options: .regularExpression), demo.output())
+        let demoHome = String(demo.output()[hint].dropFirst("LOOKOUT_HOME=".count))
+
+        let ack = try lookout(["ack", "urgent-low", "--by", "anna"], environment: ["LOOKOUT_HOME": demoHome])
+        assertExit(ack, 0)
+        // From the first reading the alert shows acknowledged (the script's next check), four more
+        // readings (20 story minutes, within the urgent acknowledgement's 30; stamped in real time,
+        // it would have looked 20 minutes old already and expired within two) while the low goes
+        // on: acknowledged all along, and no repeat.
+        let acked = "urgent-low ACKED"
+        XCTAssertTrue(demo.waitForOutput(containing: acked, timeout: 30))
+        let stdoutMark = demo.output().utf8.count, stderrMark = demo.output(.stderr).utf8.count
+        XCTAssertTrue(demo.waitForOutput(after: stdoutMark, timeout: 60, "four readings after the acknowledgement") {
+            $0.split(separator: "\n").filter { $0.hasPrefix("BG ") }.count >= 4
+        })
+        let lines = String(decoding: demo.output().utf8.dropFirst(stdoutMark), as: UTF8.self).split(separator: "\n")
+        for line in lines.filter({ $0.hasPrefix("BG ") }).prefix(4) {
+            XCTAssertTrue(line.contains(acked) && line.contains("(acknowledged by anna)"), "\(line)\n\(demo.output())")
+        }
+        let after = String(decoding: demo.output(.stderr).utf8.dropFirst(stderrMark), as: UTF8.self)
+        XCTAssertFalse(after.contains("Urgent low: "), after)
+        demo.send(signal: SIGINT)
+        XCTAssertNotNil(demo.waitForExit(timeout: 30))
+    }
+
+    /// A `lookout` outside any checkout (as a package installs it) runs the demo from any folder:
+    /// the ready scripts it needs ship inside the binary.
+    func testTheDemoRunsFromAnyFolderWithTheScriptsInTheBinary() throws {
+        let copy = root + "/bin/lookout"
+        try FileManager.default.createDirectory(atPath: root + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try LookoutBinary.require(), toPath: copy)
+        let demo = try ChildProcess.spawn(executable: copy, arguments: ["demo", "--plain", "--duration", "4", "--step", "1"],
+                                          environment: environment(), directory: work, streams: .pipes)
+        demo.closeInput()
+        let run = try XCTUnwrap(demo.waitForExit(timeout: 60))
+        assertExit(run, 0)
+        XCTAssertTrue(run.stdout.contains("BG "), run.stdout)
+        XCTAssertFalse(run.stdout.contains("not found") || run.stderr.contains("cannot find"), run.description)
+        XCTAssertTrue(run.stderr.contains("nightscout-to-signalk.lua: notification:"), run.stderr)
+    }
+
     func testBadOptionsAreUsageErrors() throws {
         let run = try lookout(["demo", "--step", "0"])
         assertExit(run, 2)

@@ -50,10 +50,10 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(line("nightscout.home").hasPrefix("  ok"), run.stdout)
         XCTAssertTrue(line("nightscout.home").contains(", read only; newest entry 2 min old (104 mg/dL)"), run.stdout)
         XCTAssertTrue(line("nightscout.wrong").hasPrefix("  failure"), run.stdout)
-        // A readable site with wrong credentials: reads work, writes will not; the variable to fix is named.
-        XCTAssertTrue(line("nightscout.wrong").contains("reads work, writes will be refused: the token in NS_BAD is wrong"), run.stdout)
+        // A readable site with wrong credentials: Nightscout refuses reads with them too; the variable to fix is named.
+        XCTAssertTrue(line("nightscout.wrong").contains("the site refused the token in NS_BAD: it is wrong; reads with it are refused too"), run.stdout)
         XCTAssertTrue(line("nightscout.writer").hasPrefix("  failure"), run.stdout)
-        XCTAssertTrue(line("nightscout.writer").contains("reads work, writes will be refused: the secret in NS_SECRET is wrong"), run.stdout)
+        XCTAssertTrue(line("nightscout.writer").contains("the site refused the secret in NS_SECRET: it is wrong; reads with it are refused too"), run.stdout)
         XCTAssertTrue(line("signalk.boat").hasPrefix("  failure"), run.stdout)
         XCTAssertTrue(line("signalk.boat").contains("the server refused the token"), run.stdout)
         XCTAssertTrue(run.stdout.contains("3 failed, 0 warnings."), run.stdout)
@@ -63,7 +63,7 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         let attributes = try FileManager.default.attributesOfItem(atPath: bundlePath)
         XCTAssertEqual((attributes[.posixPermissions] as? Int).map { $0 & 0o777 }, 0o600)
         let decoded = try JSONSerialization.jsonObject(with: Data(bundle.utf8)) as? [String: Any]
-        XCTAssertEqual((decoded?["checks"] as? [Any])?.count, 7)
+        XCTAssertEqual((decoded?["checks"] as? [Any])?.count, 8)  // with "state size"
         XCTAssertNotNil((decoded?["profiles"] as? [String: Any])?["nightscout.home"])
         for secret in env.values { XCTAssertFalse(bundle.contains(secret) || run.stdout.contains(secret) || run.stderr.contains(secret)) }
     }
@@ -73,5 +73,39 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         assertExit(run, 0)
         XCTAssertTrue(run.stdout.contains("no config file"), run.stdout)
         XCTAssertTrue(run.stdout.hasSuffix("All good.\n"), run.stdout)
+    }
+
+    /// Every Northlight profile is checked: the key accepted, a wrong key, a dead URL and a URL
+    /// without the API's path each named for what it is; no key in the output.
+    func testNorthlightProfilesAreCheckedForReachAndKey() async throws {
+        let simulator = NorthlightSimulator()
+        let url = try await simulator.start()
+        let key = await simulator.addProject(tier: .starter)
+        let root = url.absoluteString.replacingOccurrences(of: "/api/v1", with: "")
+        try """
+            [northlight.app]
+            url = "\(url.absoluteString)"
+            api_key_env = "NL_KEY"
+            [northlight.wrong]
+            url = "\(url.absoluteString)"
+            api_key_env = "NL_BAD"
+            [northlight.dead]
+            url = "http://127.0.0.1:9/api/v1"
+            api_key_env = "NL_KEY"
+            [northlight.path]
+            url = "\(root)"
+            api_key_env = "NL_KEY"
+            """.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let bad = "nl-wrong-key-\(UUID().uuidString)"
+        let run = try lookout(["doctor", "--timeout", "5"], environment: ["NL_KEY": key, "NL_BAD": bad])
+        assertExit(run, 1)
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        func line(_ subject: String) -> String { lines.first { $0.contains(" \(subject) ") } ?? "(no line for \(subject))" }
+        XCTAssertTrue(line("northlight.app").hasPrefix("  ok") && line("northlight.app").contains("key accepted"), run.stdout)
+        XCTAssertTrue(line("northlight.wrong").contains("the server refused the key: the API key in NL_BAD is wrong"), run.stdout)
+        XCTAssertTrue(line("northlight.dead").hasPrefix("  failure"), run.stdout)
+        XCTAssertTrue(line("northlight.path").contains("no Northlight API there (404): the url should end in /api/v1"), run.stdout)
+        XCTAssertFalse(run.stdout.contains("All good."), run.stdout)
+        XCTAssertFalse(run.stdout.contains(key) || run.stdout.contains(bad) || run.stderr.contains(key), run.stdout)
     }
 }

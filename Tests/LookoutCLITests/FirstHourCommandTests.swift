@@ -106,8 +106,8 @@ final class FirstHourCommandTests: CLITestCase, @unchecked Sendable {
         let lines = run.stdout.split(separator: "\n").map(String.init)
         func line(_ subject: String) -> String { lines.first { $0.contains(" \(subject) ") } ?? "(no line for \(subject))" }
         XCTAssertTrue(line("nightscout.good").contains(", read only; no CGM entries"), run.stdout)
-        XCTAssertTrue(line("nightscout.home").hasSuffix(": reads work, writes will be refused: the token in NS_TOKEN is wrong"), run.stdout)
-        XCTAssertTrue(line("nightscout.writer").hasSuffix(": reads work, writes will be refused: the secret in NS_SECRET is wrong"),
+        XCTAssertTrue(line("nightscout.home").hasSuffix(": the site refused the token in NS_TOKEN: it is wrong; reads with it are refused too"), run.stdout)
+        XCTAssertTrue(line("nightscout.writer").hasSuffix(": the site refused the secret in NS_SECRET: it is wrong; reads with it are refused too"),
                       run.stdout)
         XCTAssertFalse(run.stdout.contains("timed out"), run.stdout)
         for secret in env.values { XCTAssertFalse(run.stdout.contains(secret) || run.stderr.contains(secret), run.description) }

@@ -27,6 +27,8 @@ final class HoldingHTTPPeer: @unchecked Sendable {
     enum Action: Sendable {
         /// Answer with this status (and a small JSON body), then close.
         case status(Int)
+        /// Answer with this status and this JSON body, then close (a hostile server's answer).
+        case answer(Int, body: String)
         /// Never answer; keep the connection open until `stop`.
         case hold
     }
@@ -129,8 +131,13 @@ final class HoldingHTTPPeer: @unchecked Sendable {
         switch action {
         case .hold:
             return  // left open: the sender waits for an answer that never comes
-        case .status(let status):
-            let body = status < 300 ? "{\"ok\":true}" : "{\"ok\":false}"
+        case .status, .answer:
+            let (status, body): (Int, String)
+            switch action {
+            case .answer(let code, let text): (status, body) = (code, text)
+            case .status(let code): (status, body) = (code, code < 300 ? "{\"ok\":true}" : "{\"ok\":false}")
+            case .hold: return
+            }
             let text = "HTTP/1.1 \(status) \(status < 300 ? "OK" : "Error")\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
             var bytes = Array(text.utf8)[...]

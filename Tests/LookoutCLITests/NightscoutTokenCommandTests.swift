@@ -66,4 +66,12 @@ final class NightscoutTokenCommandTests: CLITestCase, @unchecked Sendable {
         assertExit(notAdmin, 1)
         XCTAssertTrue(notAdmin.stderr.contains("use the API secret"), notAdmin.stderr)
     }
+
+    /// A mistyped role is refused before anything reaches the site, naming the known roles.
+    func testAnUnknownRoleIsRefusedWithTheKnownOnes() throws {
+        let run = try lookout(["nightscout", "token", "create", "home", "reader", "readabel"])
+        assertExit(run, 2)
+        XCTAssertTrue(run.stderr.contains("unknown role 'readabel' (did you mean readable?)"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("careportal, devicestatus-upload"), run.stderr)
+    }
 }

@@ -83,8 +83,8 @@ final class OutboxAuditCommandTests: CLITestCase, @unchecked Sendable {
         assertExit(audit, 0)
         let lines = audit.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, 3, audit.stdout)
-        XCTAssertTrue(lines[0].contains("dry-run      bolus 1 U  by bolus.lua  on "), audit.stdout)
-        XCTAssertTrue(lines[1].contains("refused      bolus 5 U  by bolus.lua"), audit.stdout)
+        XCTAssertTrue(lines[0].contains("dry-run        bolus 1 U  by bolus.lua  on "), audit.stdout)
+        XCTAssertTrue(lines[1].contains("refused        bolus 5 U  by bolus.lua"), audit.stdout)
         XCTAssertEqual(lines[2], "    refused: amount 5 is above the maximum of 2 per command")
     }
 }

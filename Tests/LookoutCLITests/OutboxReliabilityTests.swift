@@ -61,7 +61,12 @@ final class OutboxReliabilityTests: CLITestCase, @unchecked Sendable {
         let url = try await sim.start()
         let token = await sim.addSubject(name: "r1-\(UUID().uuidString.prefix(8))", roles: ["admin"])
         await sim.clearRequestLog()
+        // 10,000 uploads with a progress line each: no output rate or outbox quota (issue 24 §3).
         try """
+            [limits]
+            log_rate = 0
+            outbox_items = "none"
+            outbox_bytes = "none"
             [nightscout.home]
             url = "\(url.absoluteString)"
             token_env = "NS_TOKEN"

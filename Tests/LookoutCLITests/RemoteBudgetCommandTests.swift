@@ -91,9 +91,17 @@ final class RemoteBudgetCommandTests: CLITestCase, @unchecked Sendable {
 
         let audit = try lookout(["audit", "--limit", "1000"], environment: env)
         assertExit(audit, 0)
-        let refusals = audit.stdout.split(separator: "\n").filter { $0.contains("  refused      bolus 2 U") }
-        XCTAssertEqual(refusals.count, 16, "every refusal is audited:\n\(audit.stdout)")
-        XCTAssertEqual(audit.stdout.split(separator: "\n").filter { $0.contains("  attempted    bolus 2 U") }.count, 2, audit.stdout)
+        // Identical refusals are counted on one row ("repeated N more times") instead of written again.
+        let auditLines = audit.stdout.split(separator: "\n").map(String.init)
+        var refusals = 0
+        for (i, line) in auditLines.enumerated() where line.contains("  refused        bolus 2 U") {
+            refusals += 1
+            if let repeated = auditLines.dropFirst(i + 1).prefix(2).first(where: { $0.hasPrefix("    repeated ") }) {
+                refusals += Int(repeated.dropFirst("    repeated ".count).prefix { $0.isNumber }) ?? 0
+            }
+        }
+        XCTAssertEqual(refusals, 16, "every refusal is audited:\n\(audit.stdout)")
+        XCTAssertEqual(audit.stdout.split(separator: "\n").filter { $0.contains("  attempted      bolus 2 U") }.count, 2, audit.stdout)
     }
 
     /// `lookout remote release ID`: shows the command, refuses without a terminal to ask on,
@@ -128,7 +136,7 @@ final class RemoteBudgetCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(again.stderr.contains("already released"), again.stderr)
 
         let after = try lookout(["audit", "--limit", "1000"], environment: env).stdout
-        XCTAssertEqual(after.split(separator: "\n").filter { $0.contains("  released     bolus 2 U") }.count, 1, after)
+        XCTAssertEqual(after.split(separator: "\n").filter { $0.contains("  released       bolus 2 U") }.count, 1, after)
 
         // Exactly one reservation (2 U) came back.
         let second = try lookout(["run", "bolus.lua", "lax"], environment: env)

@@ -65,7 +65,7 @@ final class RemoteCommandsCommandTests: CLITestCase, @unchecked Sendable {
         let audit = try lookout(["audit"], environment: env)
         assertExit(audit, 0)
         XCTAssertTrue(audit.stdout.contains("remote command 2.0 \(id) stored (Pending)"), audit.stdout)
-        XCTAssertTrue(audit.stdout.contains("app-error    bolus 11 U  by remote2.lua"), audit.stdout)
+        XCTAssertTrue(audit.stdout.contains("app-error      bolus 11 U  by remote2.lua"), audit.stdout)
         XCTAssertTrue(audit.stdout.contains("Error: Bolus 11 U exceeds the pump's maximum bolus of 10 U"), audit.stdout)
 
         let old = try lookout(["remote", "list", "old"], environment: env)

@@ -119,6 +119,38 @@ final class ReplPipeTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(out.contains("\n```lua\nassert(home:upload_bg { sgv = 112, date = 1714557600000, slope = -0.4, device = \"lookout-demo\" })\n```\n"), out)
     }
 
+    /// help(nightscout) where `nightscout` is not a global gets nil: it says so and how to name a
+    /// module, instead of the module list as if help() had been typed.
+    func testHelpOfANilValueSaysHowToNameAModule() throws {
+        let result = try repl("help(nightscout)\n")
+        assertExit(result, 0)
+        XCTAssertTrue(result.stdout.hasPrefix("help(nil): the value given is nil, not a module"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("help \"nightscout\""), result.stdout)
+    }
+
+    /// `.reset` rereads config.toml: a profile added meanwhile is there, and a broken file keeps
+    /// the last good configuration and says so.
+    func testResetRereadsTheConfig() throws {
+        try "[nightscout.home]\nurl = \"http://127.0.0.1:9\"\n".write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let repl = try launch(["repl"])
+        repl.write("print(table.concat(require('config').profiles('nightscout'), ','))\n")
+        XCTAssertTrue(repl.waitForOutput(containing: "home\n"))
+        try "[nightscout.home]\nurl = \"http://127.0.0.1:9\"\n[nightscout.away]\nurl = \"http://127.0.0.1:10\"\n"
+            .write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        var mark = repl.output().utf8.count
+        repl.write(".reset\nprint(table.concat(require('config').profiles('nightscout'), ','))\n")
+        XCTAssertTrue(repl.waitForOutput(after: mark, containing: "away,home\n"))
+        XCTAssertTrue(repl.output().contains("config.toml reread"), repl.output())
+        try "[nightscout.home\n".write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        mark = repl.output().utf8.count
+        repl.write(".reset\nprint(#require('config').profiles('nightscout'))\n")
+        XCTAssertTrue(repl.waitForOutput(after: mark, containing: "config.toml not reread ("))
+        XCTAssertTrue(repl.waitForOutput(after: mark, containing: "kept the configuration from before"))
+        XCTAssertTrue(repl.waitForOutput(after: mark, containing: "\n2\n"))
+        repl.closeInput()
+        XCTAssertNotNil(repl.waitForExit())
+    }
+
     /// Entries show their glucose with its unit (the configured one first) and the trend arrow.
     func testEntriesShowGlucoseWithUnitsAndArrows() throws {
         try "[nightscout.home]\nurl = \"http://127.0.0.1:9\"\nunits = \"mmol\"\n"

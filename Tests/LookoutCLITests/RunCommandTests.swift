@@ -72,6 +72,8 @@ final class RunCommandTests: CLITestCase, @unchecked Sendable {
     }
 
     func testLargeAndUnicodeOutputIsComplete() throws {
+        // Past the default output rate (10 lines a second after 500): this config lifts it.
+        try "[limits]\nlog_rate = 0\n".write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
         let result = try runScript("print('héllo ✓') for i = 1, 100000 do print(i) end")
         assertExit(result, 0)
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
@@ -108,6 +110,19 @@ final class RunCommandTests: CLITestCase, @unchecked Sendable {
             "print(arg[1], arg[2], io == nil)", name: "flags.lua", arguments: ["--trusted", "-v"])
         assertExit(result, 0)
         XCTAssertEqual(result.stdout, "--trusted\t-v\ttrue\n", "flags after the script are its arguments")
+        // … and stderr says so for each that spells one of run's own options.
+        XCTAssertTrue(result.stderr.contains("--trusted after the script name is passed to the script; put it before the script"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("-v after the script name is passed to the script"), result.stderr)
+    }
+
+    /// `lookout run FILE --time-limit 8s`: the script gets both words, and stderr says where the
+    /// option belongs; a script argument that is not one of run's options is not mentioned.
+    func testRunsOwnOptionAfterTheScriptIsNamedOnStderr() throws {
+        let result = try runScript("print(#arg)", name: "limit.lua", arguments: ["--time-limit", "8s", "--mine"])
+        assertExit(result, 0)
+        XCTAssertEqual(result.stdout, "3\n")
+        XCTAssertEqual(result.stderr, "lookout: --time-limit after the script name is passed to the script; "
+                       + "put it before the script to mean `run`'s option\n")
     }
 
     func testScriptInAnotherFolderKeepsThePathInArgZero() throws {

@@ -14,35 +14,6 @@ final class ServeCommandTests: CLITestCase, @unchecked Sendable {
         schedule.every(1, function() print("tick") end, { name = "tick" })
         """
 
-    func testAlertAcknowledgedThroughTheStatusEndpoint() throws {
-        try writeFile("Scripts/high.lua", """
-            local alert = require "alert"
-            local a = alert.define { id = "cli-high", title = "High", severity = "warning",
-              series = function() return 300, os.time() * 1000 end, when = alert.above(250) }
-            require("schedule").every(1, function() print(a:check()) end)
-            """)
-        let port = try freePort()
-        let serve = try launch(["serve", "--status-port", String(port)])
-        XCTAssertTrue(serve.waitForOutput(containing: "[high.lua] firing"))
-        let post = try lookout(["run", "-e", """
-            local http = require "http"
-            for _, id in ipairs { "cli-high?by=tester", "no-such-alert" } do
-              local r = assert(http.post("http://127.0.0.1:\(port)/ack/" .. id, ""))
-              print(r.status, r.json.acked_by or r.json.error)
-            end
-            """])
-        assertExit(post, 0)
-        let lines = post.stdout.split(separator: "\n").map(String.init)
-        XCTAssertEqual(lines.first, "200\ttester", post.stdout)
-        XCTAssertTrue(lines.last?.hasPrefix("404\t") == true, post.stdout)
-        XCTAssertTrue(serve.waitForOutput(containing: "[high.lua] acked"))
-        let json = try lookout(["status", "--json"])
-        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
-        let outbox = (document["entries"] as? [[String: Any]])?.first { $0["name"] as? String == "outbox" }
-        XCTAssertEqual(outbox?["outbox_depth"] as? Int, 0, json.stdout)
-        serve.terminate()
-    }
-
     func testServeRunsScriptsReportsHealthAndDrainsOnSIGTERM() throws {
         try writeFile("Scripts/tick.lua", tick)
         try writeFile("Scripts/broken.lua", "error('broken on purpose')\n")

@@ -61,4 +61,14 @@ final class SimCommandTests: CLITestCase, @unchecked Sendable {
         assertExit(result, 2)
         XCTAssertTrue(result.stderr.contains("unknown scenario 'tsunami'"), result.stderr)
     }
+
+    /// One spelling for scenario names, as `lookout test` has them; a close miss is named.
+    func testScenarioNamesAreSpelledAsLookoutTestSpellsThem() throws {
+        let help = try lookout(["sim", "nightscout", "--help"])
+        XCTAssertTrue(help.stdout.contains("overnight-low"), help.stdout)
+        XCTAssertFalse(help.stdout.contains("overnightLow"), help.stdout)
+        let typo = try lookout(["sim", "nightscout", "--scenario", "overnight-lwo"])
+        assertExit(typo, 2)
+        XCTAssertTrue(typo.stderr.contains("unknown scenario 'overnight-lwo' (did you mean overnight-low?)"), typo.stderr)
+    }
 }

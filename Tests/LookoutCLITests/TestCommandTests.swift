@@ -129,5 +129,58 @@ final class TestCommandTests: CLITestCase, @unchecked Sendable {
         let unknown = try lookout(["test", "x.lua", "--scenario", "no-such-night"])
         assertExit(unknown, 2)
         XCTAssertTrue(unknown.stderr.contains("overnight-low"), unknown.stderr)
+        let typo = try lookout(["test", "x.lua", "--scenario", "overnight-lwo"])
+        assertExit(typo, 2)
+        XCTAssertTrue(typo.stderr.contains("no scenario \"overnight-lwo\" (did you mean overnight-low?)"), typo.stderr)
+    }
+
+    /// The user's `[scripts."NAME".settings]` reach the script under test as under `serve`: a
+    /// wrong type fails the test as it would fail the run.
+    func testTheScriptsSettingsFromConfigAreUsed() throws {
+        try writeFile("show.lua", """
+            local s = require("config").settings { low = 70 }
+            log.warn("low is " .. s.low)
+            """)
+        try "[scripts.\"show.lua\".settings]\nlow = 64\n".write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let run = try lookout(["test", "show.lua", "--scenario", "sensor-gap", "--hours", "1", "--no-expect"])
+        assertExit(run, 0)
+        XCTAssertTrue(run.stdout.contains("low is 64"), run.stdout)
+        try "[scripts.\"show.lua\".settings]\nlow = \"seventy\"\n".write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let wrong = try lookout(["test", "show.lua", "--scenario", "sensor-gap", "--hours", "1", "--no-expect"])
+        assertExit(wrong, 1)
+        XCTAssertTrue(wrong.stdout.contains("script error:") && wrong.stdout.contains("low"), wrong.stdout)
+    }
+
+    /// A script with a syntax error never ran: no PASS line, and the report says why.
+    func testAScriptThatDidNotLoadPassesNothing() throws {
+        try writeFile("broken.lua", "local x = = 1")
+        let run = try lookout(["test", "broken.lua", "--scenario", "overnight-low", "--hours", "1"])
+        assertExit(run, 1)
+        XCTAssertFalse(run.stdout.contains("PASS"), run.stdout)
+        XCTAssertTrue(run.stdout.contains("FAILED: the script did not load, so no expectation was checked"), run.stdout)
+    }
+
+    /// A user's own alert script against a built-in scenario: the FAIL points to --show and
+    /// --no-expect, and --no-expect shows the timeline without verdicts.
+    func testBuiltinExpectationsPointToShowAndNoExpect() throws {
+        try writeFile("mine.lua", """
+            local alert = require "alert"
+            log.warn("my own alert script")
+            """)
+        let run = try lookout(["test", "mine.lua", "--scenario", "overnight-low"])
+        assertExit(run, 1)
+        XCTAssertTrue(run.stderr.contains("lookout test --show overnight-low"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("--no-expect"), run.stderr)
+        let timeline = try lookout(["test", "mine.lua", "--scenario", "overnight-low", "--no-expect"])
+        assertExit(timeline, 0)
+        XCTAssertTrue(timeline.stdout.contains("my own alert script"), timeline.stdout)
+        XCTAssertFalse(timeline.stdout.contains("FAIL") || timeline.stdout.contains("PASS"), timeline.stdout)
+    }
+
+    /// `sim nightscout --scenario` used to spell it `overnightLow`: `lookout test` takes that too.
+    func testTheOtherSpellingOfAScenarioNameIsTaken() throws {
+        try writeFile("x.lua", "print(1)")
+        let run = try lookout(["test", "x.lua", "--scenario", "overnightLow", "--no-expect"])
+        XCTAssertFalse(run.stderr.contains("no scenario"), run.stderr)
     }
 }

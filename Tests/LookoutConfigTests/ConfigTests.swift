@@ -166,6 +166,10 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(try config("[limits]\ntime = \"90s\"").limits.timeSeconds, 90)
         XCTAssertEqual(try config("limits.time = 30").limits.timeSeconds, 30)
         XCTAssertEqual(try config("[log]\nlevel = \"WARNING\"").logLevel, .warning)
+        XCTAssertEqual(try config("").limits.requestsInFlight, 32)
+        XCTAssertEqual(try config("[limits]\nrequests_in_flight = 4").limits.requestsInFlight, 4)
+        XCTAssertTrue(configError("[limits]\nrequests_in_flight = 0")?.message.contains("from 1 to 10000") ?? false)
+        XCTAssertTrue(configError("[limits]\nrequests_in_flight = \"8\"")?.message.contains("whole number") ?? false)
     }
 
     // MARK: Errors
@@ -178,7 +182,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(
             error?.message,
             "unknown section [nightscot]; did you mean [nightscout]? Known: [garmin], [limits], [log], "
-                + "[nightscout], [northlight], [notify], [scripts], [serve], [signalk]")
+                + "[nightscout], [northlight], [notify], [scripts], [serve], [signalk], [state]")
     }
 
     func testUnknownTopLevelKey() {
@@ -186,14 +190,14 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(
             error?.description,
             "config.toml:1:1: memory: unknown section [memory]; known: [garmin], [limits], [log], [nightscout], "
-                + "[northlight], [notify], [scripts], [serve], [signalk]")
+                + "[northlight], [notify], [scripts], [serve], [signalk], [state]")
     }
 
     func testUnknownKeysInFixedSections() {
         let limits = configError("[limits]\nmemroy = \"64MB\"")
         XCTAssertEqual(
             limits?.description,
-            "config.toml:2:1: limits.memroy: unknown key memroy in [limits]; did you mean memory? Known: cpu, memory, store, time"
+            "config.toml:2:1: limits.memroy: unknown key memroy in [limits]; did you mean memory? Known: cpu, log_burst, log_line, log_rate, memory, outbox_bytes, outbox_items, requests_in_flight, store, time"
         )
         let log = configError("[log]\nlevle = \"info\"")
         XCTAssertEqual(log?.keyPath, "log.levle")
@@ -387,7 +391,7 @@ final class ConfigTests: XCTestCase {
     func testSchemaListsEveryService() {
         XCTAssertEqual(HostConfig.knownServices, ["nightscout", "signalk", "northlight", "garmin"])
         XCTAssertEqual(
-            HostConfig.knownSections, ["garmin", "limits", "log", "nightscout", "northlight", "notify", "scripts", "serve", "signalk"])
+            HostConfig.knownSections, ["garmin", "limits", "log", "nightscout", "northlight", "notify", "scripts", "serve", "signalk", "state"])
         XCTAssertTrue(HostConfig.LogLevel.trace < .critical)
     }
 }

@@ -49,6 +49,32 @@ final class GlucoseTextTests: XCTestCase {
         ])
     }
 
+    /// One rounding for glucose shown and glucose stored: half away from zero, as `upload_bg`
+    /// stores `sgv` (seed 001), not printf's half to even.
+    func testShownAndStoredGlucoseRoundTheSameWay() async throws {
+        let site = try await NightscoutModuleSim.shared.start()
+        let t0 = 1_714_730_400_000  // 2024-05-03T10:00:00Z
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            for i, v in ipairs { 100.5, 101.5, 99.5 } do
+              assert(home:upload_bg { sgv = v, date = \(t0) + i * 60000, device = "lua-rounding" })
+            end
+            local got = assert(home:entries { from = \(t0), find = { device = "lua-rounding" } })
+            table.sort(got, function(a, b) return a.date < b.date end)
+            local shown, stored = {}, {}
+            for i, v in ipairs { 100.5, 101.5, 99.5 } do
+              shown[i] = nightscout.format_bg(v, { other = false }); stored[i] = tostring(got[i].sgv)
+            end
+            print(table.concat(shown, ", ")); print(table.concat(stored, ", "))
+            print(nightscout.format_bg(90.09, { units = "mmol", other = false }))
+            """, config: """
+            [nightscout.home]
+            url = "\(site.url.absoluteString)"
+            token_env = "NS_TOKEN"
+            """, environment: ["NS_TOKEN": site.adminToken])
+        XCTAssertEqual(lines, ["101 mg/dL, 102 mg/dL, 100 mg/dL", "101, 102, 100", "5.0 mmol/L"])
+    }
+
     /// The unit comes from the profile's `units`, else the site's own setting; a profile's unit
     /// is also what `format_bg` shows when not told.
     func testUnitsFromTheProfileOrTheSite() async throws {

@@ -122,6 +122,9 @@ final class NightscoutModuleTests: XCTestCase {
             local a = assert(home:create("treatments", doc))
             local b = assert(home:create("treatments", doc))
             print(a.state, b.state, a.deduplicated, a.id == b.id, b.attempts, math.type(b.sent_at))
+            -- The same identifier with other content: not sent again, and said so.
+            local c = assert(home:create("treatments", { eventType = "Note", notes = "second", date = 1714730400000, device = "lua-crud" }))
+            print(c.id == a.id, c.deduplicated, assert(home:read("treatments", a.id)).notes)
             assert(home:patch("treatments", a.id, { notes = "patched" }))
             print(assert(home:read("treatments", a.id)).notes)
             local u = assert(home:update("treatments", a.id, { eventType = "Note", notes = "replaced",
@@ -140,6 +143,7 @@ final class NightscoutModuleTests: XCTestCase {
             """)
         XCTAssertEqual(lines, [
             "sent\tsent\tfalse\ttrue\t1\tinteger",
+            "true\ttrue\tfirst",
             "patched",
             "false\treplaced",
             "nil\thttp\t410",
@@ -167,6 +171,44 @@ final class NightscoutModuleTests: XCTestCase {
         XCTAssertEqual(lines, ["1 2 3 4 5 6 7"])
     }
 
+    /// API v3 refuses a document without a date (400); `create` dates it now, as
+    /// `upload_treatment` does, so the same call works over v3 and v1.
+    func testCreateWithoutADateWorksOverV3AndV1() async throws {
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            local legacy = assert(nightscout.client "legacy")
+            local item = assert(home:create("devicestatus", { device = "lua-nodate", uploaderBattery = 55 }))
+            print(home:api(), item.state)
+            local got = assert(home:devicestatus { find = { device = "lua-nodate" }, last = "1h" })
+            print(#got, got[1].uploaderBattery, math.type(got[1].date), type(got[1].created_at))
+            print(math.abs(got[1].date - os.time() * 1000) < 600000)
+            local v1 = assert(legacy:create("devicestatus", { device = "lua-nodate-v1" }))
+            print(legacy:api(), v1.state)
+            """)
+        XCTAssertEqual(lines, ["v3\tsent", "1\t55\tinteger\tstring", "true", "v1\tsent"])
+    }
+
+    /// `history(since)` gives documents changed after `since`, as its stub says: resuming from
+    /// the largest `srvModified` seen repeats nothing.
+    func testHistoryResumedFromTheLargestSrvModifiedRepeatsNothing() async throws {
+        let lines = try await run("""
+            local home = assert(nightscout.client "home")
+            local start = home:last_modified().srvDate
+            for i = 1, 3 do
+              assert(home:create("treatments", { eventType = "Note", notes = "resume " .. i, date = 1714816800000 + i, device = "lua-resume" }))
+            end
+            local mark, n = start, 0
+            for d in home:history("treatments", start) do
+              if d.device == "lua-resume" then n = n + 1 end
+              mark = math.max(mark, d.srvModified)
+            end
+            local again = 0
+            for d in home:history("treatments", mark) do if d.device == "lua-resume" then again = again + 1 end end
+            print(n, again)
+            """)
+        XCTAssertEqual(lines, ["3\t0"])
+    }
+
     func testLatestReadingAndProfileSchedules() async throws {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let lines = try await run("""
@@ -192,6 +234,9 @@ final class NightscoutModuleTests: XCTestCase {
             print(p.defaultProfile, p:basal("2024-07-01T05:30:00Z"), p:basal("2024-07-01T03:30:00Z"), p:value("basal", "2024-07-01T05:30:00Z", "Sport"))
             print(p:sens(), p:carbratio(), p:targets())
             print(pcall(p.basal, p, nil, "Nope"))
+            -- A defaultProfile naming no profile, or none at all: the first profile by name.
+            p.defaultProfile = "Missing"; local missing = p:basal("2024-07-01T05:30:00Z")
+            p.defaultProfile = nil; print(missing, p:basal("2024-07-01T05:30:00Z"), p:sens())
             print(nightscout.direction(2.5), nightscout.direction(-0.2), nightscout.direction(0/0))
             print(nightscout.to_mgdl(5.5) // 1, math.floor(nightscout.to_mmol(180) * 10 + 0.5) / 10)
             """)
@@ -201,6 +246,7 @@ final class NightscoutModuleTests: XCTestCase {
             "Default\t1.2\t0.8\t0.5",
             "40.0\t10.0\t90.0\t120.0",
             "false\tprofile: no profile named 'Nope' (the document has: Default, Sport)",
+            "1.2\t1.2\t40.0",
             "SingleUp\tFlat\tNOT COMPUTABLE",
             "99.0\t10.0",
         ])
@@ -239,18 +285,20 @@ final class NightscoutModuleTests: XCTestCase {
         ])
     }
 
-    /// A wrong API secret: reads still work (the site is readable), but an upload is refused with
-    /// 401, and the upload answers `nil, err`, not "pending", although the site delays that answer
-    /// as Nightscout does (6 s here, after the read's failed login: longer than the old 5 s window).
+    /// A wrong API secret: reads are refused too (Nightscout gives a credential that does not
+    /// resolve no permissions, not the default roles), and an upload is refused with 401 and
+    /// answers `nil, err`, not "pending", although the site delays that answer as Nightscout does
+    /// (6 s here, after the read's failed login: longer than the old 5 s window).
     func testUploadWithAWrongSecretIsRefusedNotPending() async throws {
         let slow = try await Self.slowAuthSite()
         let lines = try await run("""
             local bad = assert(nightscout.connect { url = "\(slow.absoluteString)", secret = "not the site's secret at all" })
-            print(#assert(bad:entries { count = 1 }))
+            local none, rerr = bad:entries { count = 1 }
+            print(none, rerr.code, rerr.status)
             local r, err = bad:upload_treatment { eventType = "Note", notes = "refused", date = 1715076000000, device = "lua-wrong-secret" }
             print(r, err and err.code, err and err.status, err and err.retryable, err and type(err.outbox_id))
             """)
-        XCTAssertEqual(lines, ["0", "nil\tauth\t401\tfalse\tstring"])
+        XCTAssertEqual(lines, ["nil\tauth\t401", "nil\tauth\t401\tfalse\tstring"])
     }
 
     /// README's Nightscout example, exactly as printed, against a site of its own with two

@@ -36,7 +36,8 @@ final class RemoteBudgetTests: XCTestCase {
               end
             end)
             for i = 1, 4 do
-              local r, err = loop:bolus(2, { wait = "6s" })
+              -- (a wait long enough for the next one-time code: one code per command)
+              local r, err = loop:bolus(2, { wait = "35s" })
               print(i, r and r.state or err.code, err and (err.reason or err.message) or "")
             end
             forging = false
@@ -54,15 +55,19 @@ final class RemoteBudgetTests: XCTestCase {
                       "the forged note was taken as Loop's answer:\n\(lines)")
         // …but the budget stays spent.
         XCTAssertEqual(Array(lines.suffix(2)), ["3\trefused\texceedsHourlyTotal", "4\trefused\texceedsHourlyTotal"])
-        let entries = try await store.auditEntries(limit: 100)
-        XCTAssertEqual(entries.map(\.phase), [.attempted, .sent, .appError, .attempted, .sent, .appError, .refused, .refused])
-        XCTAssertTrue(entries.allSatisfy { $0.site == RemoteCommandSite.key(for: url) })
+        // The second identical refusal is counted on the first (issue 24 §3), not written again.
+        let rows = try await store.auditLog(limit: 100)
+        XCTAssertEqual(rows.map(\.entry.phase), [.attempted, .sent, .appError, .attempted, .sent, .appError, .refused])
+        XCTAssertEqual(rows.last?.repeats, 1)
+        XCTAssertTrue(rows.allSatisfy { $0.entry.site == RemoteCommandSite.key(for: url) })
     }
 
     /// §3 in one process: two profiles naming one site (spelled differently) share one budget,
-    /// and the strictest limits of the two apply to both.
+    /// and the strictest limits of the two apply to both. (Its own simulator, whose Loop app
+    /// enacts: the second send waits for the next one-time code.)
     func testProfilesNamingOneSiteShareOneBudgetUnderTheStrictestLimits() async throws {
-        let (sim, url) = try await RemoteCommandSim.latePhone.start()
+        let (sim, url) = try await RemoteCommandSim(options: .init(authFailDelay: .zero)).start()
+        defer { Task { await sim.stop() } }
         let before = await sim.receivedLoopNotifications().count
         let store = try StateStore()
         let spelled = url.absoluteString.replacingOccurrences(of: "http://", with: "HTTP://") + "/"
@@ -92,8 +97,8 @@ final class RemoteBudgetTests: XCTestCase {
             local nightscout = require 'nightscout'
             local strict, lax = assert(nightscout.client 'strict'), assert(nightscout.client 'lax')
             local function try(client, units)
-              local r, err = client:bolus(units, { wait = false })
-              print(units, r and r.state or err.reason)
+              local r, err = client:bolus(units, { wait = "35s" })
+              print(units, r and r.state or err.reason or err.code)
             end
             try(lax, 3)
             try(lax, 2)
@@ -104,7 +109,7 @@ final class RemoteBudgetTests: XCTestCase {
         XCTAssertEqual(transcript.errors.map(\.description), [])
         XCTAssertEqual(outcome.exitCode, 0)
         XCTAssertEqual(transcript.lines, [
-            "3\texceedsMaximum", "2\tsent", "2\tsent", "1\texceedsHourlyTotal", "0.5\texceedsHourlyTotal",
+            "3\texceedsMaximum", "2\tconfirmed", "2\tconfirmed", "1\texceedsHourlyTotal", "0.5\texceedsHourlyTotal",
         ])
         let pushed = await bolusPushes(sim, since: before)
         XCTAssertEqual(pushed, [2, 2])
@@ -135,9 +140,49 @@ final class RemoteBudgetTests: XCTestCase {
             return n
         }
         XCTAssertEqual(allowed, 2)
-        let entries = try await stores[0].auditEntries(limit: 1000)
-        XCTAssertEqual(entries.filter { $0.phase == .attempted }.count, 2)
-        XCTAssertEqual(entries.filter { $0.phase == .refused }.count, 38)
+        let rows = try await stores[0].auditLog(limit: 1000)
+        XCTAssertEqual(rows.filter { $0.entry.phase == .attempted }.count, 2)
+        // Repeated refusals are counted on an earlier row (issue 24 §3): rows plus repeats.
+        XCTAssertEqual(rows.filter { $0.entry.phase == .refused }.reduce(0) { $0 + 1 + $1.repeats }, 38)
+    }
+
+    /// Issue 24 §4 on the SQLite ledger: budget keys and used one-time codes are shared by
+    /// separate connections to one database file (as separate processes are).
+    func testSeparateConnectionsShareBudgetKeysAndUsedCodes() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-otp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("lookout.sqlite3").path
+        let stores = [try StateStore(path: file), try StateStore(path: file)]
+        let now = Date()
+        // Many claims of one code for one pump (through different keys) at once: exactly one wins.
+        let wins = await withTaskGroup(of: Int.self) { group in
+            for i in 0..<20 {
+                group.addTask {
+                    let pumps = i % 2 == 0 ? ["http://127.0.0.1:9", "loop-device:a"] : ["http://localhost:9", "loop-device:a"]
+                    return (try? await stores[i % 2].claimOneTimeCode("123456", counter: 7, pumps: pumps, now: now)) == true ? 1 : 0
+                }
+            }
+            var n = 0
+            for await one in group { n += one }
+            return n
+        }
+        XCTAssertEqual(wins, 1)
+        let sameCodeLater = try await stores[1].claimOneTimeCode("123456", counter: 8, pumps: ["loop-device:a"], now: now)
+        XCTAssertFalse(sameCodeLater, "a code Loop has seen is not sent again")
+        let otherPump = try await stores[1].claimOneTimeCode("123456", counter: 7, pumps: ["loop-device:b"], now: now)
+        XCTAssertTrue(otherPump)
+        // Budget keys: a command reserved under one spelling counts for the other.
+        let limits = TherapyLimits(maxBolusUnits: 2, maxBolusUnitsPerHour: 2, live: true)
+        let a = try RemoteCommandGuard(limits: limits, ledger: stores[0]), b = try RemoteCommandGuard(limits: limits, ledger: stores[1])
+        let first = await a.authorize(.bolus(units: 2), site: "http://127.0.0.1:9", keys: ["loop-device:a"])
+        XCTAssertNotNil(first.ticket)
+        let second = await b.authorize(.bolus(units: 2), site: "http://localhost:9", keys: ["loop-device:a"])
+        XCTAssertEqual(second.refusal?.code, "exceedsHourlyTotal")
+        let third = await b.authorize(.bolus(units: 2), site: "http://localhost:9", keys: ["http://127.0.0.1:9"])
+        XCTAssertEqual(third.refusal?.code, "exceedsHourlyTotal")
+        let elsewhere = await b.authorize(.bolus(units: 2), site: "http://localhost:10", keys: ["loop-device:b"])
+        XCTAssertNotNil(elsewhere.ticket)
     }
 
     /// `lookout remote release`'s store side: exactly one reservation, once, audited.

@@ -102,7 +102,30 @@ final class SignalKModuleTests: XCTestCase {
         XCTAssertEqual(lines.count, 4)
         XCTAssertTrue(lines[1].hasSuffix("\ttrue\ttable"), lines[1])
         XCTAssertEqual(lines[2], "true")
-        XCTAssertEqual(lines[3], "false\tattempt to use a closed signalk boat")
+        XCTAssertEqual(lines[3], "true\tclosed")
+    }
+
+    /// `boat:meta(path)`: the path's metadata as the server keeps it, after a meta PUT too.
+    func testMetaOfAPath() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "quiet")
+            local m = assert(boat:meta "navigation.speedOverGround")
+            print(m.units, type(m.description))
+            local done = assert(boat:put("environment.water.temperature.meta.displayName", "Sea"))
+            print(done.state, done.statusCode)
+            local t = assert(boat:meta "environment.water.temperature")
+            print(t.units, t.displayName)
+            local none, err = boat:meta "navigation.noSuchThing"
+            print(none, err.code, err.status)
+            print(pcall(boat.meta, boat, "vessels.self.navigation"))
+            """)
+        XCTAssertEqual(lines, [
+            "m/s\tstring",
+            "COMPLETED\t200",
+            "K\tSea",
+            "nil\thttp\t404",
+            "false\tbad argument #1 to 'signalk.boat:meta' (expected a path of the own vessel such as \"navigation.speedOverGround\")",
+        ])
     }
 
     func testConnectWithProfileAndUnknownProfile() async throws {
@@ -337,6 +360,7 @@ final class SignalKModuleTests: XCTestCase {
             print(task.wait(loop, 10))
             print(pcall(boat.get, boat, "name"))
             print(pcall(boat.deltas, boat))
+            print(kept:state(), boat:state())
             """)
         XCTAssertEqual(lines, [
             "connected",
@@ -344,6 +368,7 @@ final class SignalKModuleTests: XCTestCase {
             "true\tloop ended",
             "false\tattempt to use a closed signalk boat",
             "false\tattempt to use a closed signalk boat",
+            "closed\tclosed",
         ])
     }
 

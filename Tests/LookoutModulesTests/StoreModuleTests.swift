@@ -280,7 +280,7 @@ final class StoreModuleTests: XCTestCase {
             for i = 1, 20 do
               handles[i] = task.spawn(function()
                 return store.update("counter", function(old)
-                  coroutine.yield()  -- let the other tasks run while this one holds the key
+                  task.yield()  -- let the other tasks run while this one holds the key
                   local n = store.get("other", 0)  -- waits inside fn
                   return (old or 0) + 1
                 end)

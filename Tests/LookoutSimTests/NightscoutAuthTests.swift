@@ -61,6 +61,48 @@ final class NightscoutAuthTests: XCTestCase {
         await h.stop()
     }
 
+    /// `lib/authorization/index.js` `resolve`: a credential that does not resolve gets no
+    /// permissions at all ("All validation failed"), not the default roles that a request with no
+    /// credential gets; an unknown `?token=` counts as no credential (`authorize` finds no subject).
+    func testCredentialThatDoesNotResolveGetsNoPermissionsNotTheDefaults() async throws {
+        let h = SimHarness()  // default roles: readable
+        try await h.start()
+        await h.sim.seed("entries", [["type": "sgv", "sgv": 104, "date": 1_714_557_000_000]])
+        let none = try await h.request(.GET, "/api/v1/entries.json")
+        XCTAssertEqual(none.status, 200)
+        let anon = try await h.request(.GET, "/api/v1/verifyauth")
+        XCTAssertEqual(anon.json?["message"]?["canRead"], true)
+        let reader = try await h.bearer("reader", roles: ["readable"])
+        let refused: [(String, [(String, String)], String)] = [
+            ("plain secret", [("api-secret", SimHarness.secret)], ""),
+            ("wrong secret", [("api-secret", sha1("not the secret phrase"))], ""),
+            ("wrong secret in the query", [], "?secret=\(sha1("not the secret phrase"))"),
+            ("unknown token in api-secret", [("api-secret", "nobody-0123456789abcdef")], ""),
+            ("bad JWT", [("Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.e30.c2ln")], ""),
+            ("raw token as Bearer", [("Authorization", "Bearer nobody-0123456789abcdef")], ""),
+        ]
+        for (what, headers, query) in refused {
+            let v = try await h.request(.GET, "/api/v1/verifyauth" + query, headers: headers)
+            XCTAssertEqual(v.status, 200, what)
+            XCTAssertEqual(
+                v.json?["message"],
+                ["canRead": false, "canWrite": false, "isAdmin": false, "message": "UNAUTHORIZED",
+                 "rolefound": "NOTFOUND", "permissions": "ROLE"], what)
+            let read = try await h.request(.GET, "/api/v1/entries.json" + query, headers: headers)
+            XCTAssertEqual(read.status, 401, what)
+            XCTAssertEqual(read.json, ["status": 401, "message": "Unauthorized", "description": "Invalid/Missing"], what)
+            let status = try await h.request(.GET, "/api/v1/status.json" + query, headers: headers)
+            XCTAssertEqual(status.status, 401, what)
+        }
+        // An unknown token in the query is no credential: the defaults.
+        let unknownQuery = try await h.request(.GET, "/api/v1/entries.json?token=nobody-0123456789abcdef")
+        XCTAssertEqual(unknownQuery.status, 200)
+        // A valid credential still works, with the default roles added.
+        let ok = try await h.request(.GET, "/api/v1/entries.json", headers: reader)
+        XCTAssertEqual(ok.status, 200)
+        await h.stop()
+    }
+
     func testJWTExchangeAndExpiryWithInjectedClock() async throws {
         let h = SimHarness { $0.jwtLifetime = 3600 }
         try await h.start()

@@ -195,6 +195,44 @@ final class SignalKFidelityTests: XCTestCase {
         }
     }
 
+    /// signalk-server's built-in meta PUT (`put.ts` `putMetaHandler`): `…/meta/<key>` and the
+    /// whole `…/meta` update the path's metadata, answer 202 PENDING and complete with 200, and
+    /// send the `meta` delta to `sendMeta=all` sockets at once; GET reads the new metadata.
+    func testMetaPutUpdatesMetadataCompletesAndTellsSendMetaSockets() async throws {
+        let r = try await SKSharedSims.shared.boat()
+        let api = "/signalk/v1/api/vessels/self/environment/water/temperature/meta"
+        let watcher = try await socket(r.base, "subscribe=self&sendMeta=all&sendCachedValues=false")
+        let (status, reply, text) = try await http(.PUT, r.base, api + "/displayName", body: #"{"value":"Sea"}"#)
+        XCTAssertEqual(status, 202, text)
+        XCTAssertEqual(reply?["state"], "PENDING")
+        let href = try XCTUnwrap(reply?["href"]?.stringValue)
+        var done: JSONValue?
+        for _ in 0..<200 {
+            let (_, polled, _) = try await http(.GET, r.base, href)
+            if polled?["state"] == "COMPLETED" { done = polled; break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertEqual(done?["statusCode"], 200)
+        var announced: JSONValue?
+        while let frame = await watcher.nextJSON() {
+            if let m = frame["updates"]?[0]?["meta"]?[0], m["path"] == "environment.water.temperature" { announced = m; break }
+        }
+        XCTAssertEqual(announced?["value"]?["displayName"], "Sea")
+        XCTAssertEqual(announced?["value"]?["units"], "K", "the schema's fields stay")
+        let (s1, name, _) = try await http(.GET, r.base, api + "/displayName")
+        XCTAssertEqual(s1, 200)
+        XCTAssertEqual(name, "Sea")
+        // The whole meta: replaces what was PUT before (displayName goes), keeps the schema's units.
+        let (s2, whole, _) = try await http(.PUT, r.base, api, body: #"{"value":{"zones":[{"lower":270,"state":"alarm"}]}}"#)
+        XCTAssertEqual(s2, 202)
+        XCTAssertEqual(whole?["state"], "PENDING")
+        let (_, meta, _) = try await http(.GET, r.base, api)
+        XCTAssertEqual(meta?["units"], "K")
+        XCTAssertEqual(meta?["zones"]?[0]?["state"], "alarm")
+        XCTAssertNil(meta?["displayName"])
+        await watcher.close()
+    }
+
     /// Frames up to the first value delta of `path` (exclusive).
     func framesBefore(_ ws: SKTestSocket, valueOf path: String) async -> [JSONValue] {
         var seen: [JSONValue] = []

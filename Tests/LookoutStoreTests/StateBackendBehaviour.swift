@@ -196,10 +196,10 @@ enum StateBackendBehaviour {
 
     /// A guard's decision in miniature: allowed while the site's in-flight and sent boluses of the
     /// last hour stay within `budget` units.
-    static func reserveBolus(_ s: any StateBackend, site: String, units: Double, budget: Double, at time: Date)
-        async throws -> Bool
+    static func reserveBolus(_ s: any StateBackend, site: String, keys: [String] = [], units: Double, budget: Double,
+                             at time: Date) async throws -> Bool
     {
-        try await s.reserve(site: site, window: 3600, now: time) { records, now in
+        try await s.reserve(site: site, keys: keys, window: 3600, now: time) { records, now in
             let used = records.filter { $0.status == .inFlight || $0.status == .sent }.reduce(0) { $0 + ($1.command.amount ?? 0) }
             if used + units <= budget {
                 let entry = AuditEntry(ticketID: UUID(), time: now, site: site, command: bolus(units), source: "test.lua",
@@ -231,9 +231,10 @@ enum StateBackendBehaviour {
         let records = try await s.recentCommands(site: site, since: now - 3600)
         XCTAssertEqual(records.count, 4)
         XCTAssertLessThanOrEqual(records.reduce(0) { $0 + ($1.command.amount ?? 0) }, 4)
-        let entries = try await s.auditEntries(site: site, limit: 100)
-        XCTAssertEqual(entries.count, 16, "every attempt and refusal is in the audit log")
-        XCTAssertEqual(entries.filter { $0.verdict == .refused }.count, 12)
+        let log = try await s.auditLog(site: site, limit: 100)
+        XCTAssertEqual(log.reduce(0) { $0 + 1 + $1.repeats }, 16, "every attempt and refusal is in the audit log")
+        XCTAssertEqual(log.filter { $0.entry.verdict == .refused }.reduce(0) { $0 + 1 + $1.repeats }, 12,
+                       "identical refusals counted on one row (AuditRepeats)")
     }
 
     static func releaseGivesBudgetBackOnce(_ b: BackendUnderTest) async throws {
@@ -289,19 +290,19 @@ enum StateBackendBehaviour {
         let s = b.store
         try await s.saveAlert(status("low", state: "firing", episode: 1), data: "{\"n\":1}", now: now)
         try await s.saveAlert(status("high", state: "ok", episode: 0), data: "{}", now: now)
-        let acked = try await s.ackAlert(id: "low", by: "anna", at: now + 10)
+        let acked = try await s.ackAlert(id: "low", by: "anna", at: now + 10, episode: nil)
         XCTAssertEqual(acked.ackedBy, "anna")
-        let second = try await s.ackAlert(id: "low", by: "ben", at: now + 20)
+        let second = try await s.ackAlert(id: "low", by: "ben", at: now + 20, episode: nil)
         XCTAssertEqual(second.ackedBy, "anna", "the first acknowledgement of an episode wins")
         XCTAssertEqual(second.ackedAt, now + 10)
         do {
-            _ = try await s.ackAlert(id: "high", by: "anna", at: now)
+            _ = try await s.ackAlert(id: "high", by: "anna", at: now, episode: nil)
             XCTFail("acknowledged an alert that is not alerting")
         } catch let error as AlertAckError {
             XCTAssertEqual(error, .notAlerting("high", state: "ok"))
         }
         do {
-            _ = try await s.ackAlert(id: "nope", by: "anna", at: now)
+            _ = try await s.ackAlert(id: "nope", by: "anna", at: now, episode: nil)
             XCTFail("acknowledged an unknown alert")
         } catch let error as AlertAckError {
             XCTAssertEqual(error, .unknown("nope", known: ["high", "low"]))
@@ -405,5 +406,133 @@ enum StateBackendBehaviour {
         XCTAssertEqual(count, 6)
         let stillCursor = try await s.cursor(site: site, collection: .entries)
         XCTAssertEqual(stillCursor, cursor, "a page without a cursor keeps the stored one")
+    }
+
+    // MARK: Budget keys, one-time codes, audit repeats, outbox quota
+
+    /// Sites sharing a budget key (a Loop device) share one budget, also under concurrency, and
+    /// keys linked through a command are followed transitively.
+    static func budgetKeysShareOneBudget(_ b: BackendUnderTest) async throws {
+        let s = b.store
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<16 {
+                let site = i % 2 == 0 ? "https://a.example" : "https://b.example"
+                group.addTask { try await reserveBolus(s, site: site, keys: ["loop:device1"], units: 1, budget: 4, at: now) }
+            }
+            var outcomes: [Bool] = []
+            for try await ok in group { outcomes.append(ok) }
+            return outcomes
+        }
+        XCTAssertEqual(results.filter { $0 }.count, 4, "two spellings of one pump share its 4 U")
+        // c ─k1─ d ─k2─ e: e's budget holds c's bolus (linked through d's).
+        let c = try await reserveBolus(s, site: "https://c.example", keys: ["k1"], units: 2, budget: 4, at: now)
+        let d = try await reserveBolus(s, site: "https://d.example", keys: ["k1", "k2"], units: 1, budget: 4, at: now + 1)
+        XCTAssertTrue(c && d)
+        let tooMuch = try await reserveBolus(s, site: "https://e.example", keys: ["k2"], units: 2, budget: 4, at: now + 2)
+        XCTAssertFalse(tooMuch, "3 U already used through linked keys")
+        let fits = try await reserveBolus(s, site: "https://e.example", keys: ["k2"], units: 1, budget: 4, at: now + 3)
+        XCTAssertTrue(fits)
+        let unrelated = try await reserveBolus(s, site: "https://f.example", keys: ["k3"], units: 4, budget: 4, at: now + 4)
+        XCTAssertTrue(unrelated, "an unlinked pump has its own budget")
+    }
+
+    /// A one-time code is claimed once per pump and time step, by one of many concurrent claimers.
+    static func oneTimeCodeClaimedOnce(_ b: BackendUnderTest) async throws {
+        let s = b.store
+        let claims = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 { group.addTask { try await s.claimOneTimeCode("123456", counter: 100, pumps: ["p1", "p2"], now: now) } }
+            var outcomes: [Bool] = []
+            for try await ok in group { outcomes.append(ok) }
+            return outcomes
+        }
+        XCTAssertEqual(claims.filter { $0 }.count, 1)
+        let sameStep = try await s.claimOneTimeCode("654321", counter: 100, pumps: ["p2"], now: now + 1)
+        XCTAssertFalse(sameStep, "one code per time step and pump")
+        let sameCode = try await s.claimOneTimeCode("123456", counter: 101, pumps: ["p1"], now: now + 30)
+        XCTAssertFalse(sameCode, "a code is not sent twice to a pump")
+        let otherPump = try await s.claimOneTimeCode("123456", counter: 100, pumps: ["p3"], now: now + 1)
+        XCTAssertTrue(otherPump)
+        let later = try await s.claimOneTimeCode("123456", counter: 100, pumps: ["p1"],
+                                                  now: now + RemoteCommandOTP.reuseWindow + 60)
+        XCTAssertTrue(later, "forgotten after the reuse window")
+    }
+
+    /// A repeated refusal is counted on the first row; the database refuses lowering or removing counts.
+    static func auditRepeatsOnlyGrow(_ b: BackendUnderTest) async throws {
+        let s = b.store
+        func refusal(_ time: Date) -> AuditEntry {
+            AuditEntry(ticketID: nil, time: time, site: "https://ns.example", command: bolus(9), source: "x.lua",
+                       verdict: .refused, reasonCode: "hourly_limit", reason: "over", phase: .refused, detail: "bolus 9 U")
+        }
+        try await s.append(refusal(now))
+        try await s.append(refusal(now + 5))
+        try await s.append(refusal(now + 9))
+        let log = try await s.auditLog(site: nil, limit: 10)
+        XCTAssertEqual(log.count, 1)
+        XCTAssertEqual(log.first?.repeats, 2)
+        XCTAssertEqual(log.first?.lastRepeat, now + 9)
+        for sql in ["UPDATE audit_repeats SET count = 0", "DELETE FROM audit_repeats"] {
+            do {
+                try await b.rawSQL(sql)
+                XCTFail("the database accepted: \(sql)")
+            } catch {
+                let text = String(describing: error)
+                XCTAssertTrue(text.contains("only grow") || text.contains("append-only"), "\(sql): \(text)")
+            }
+        }
+        let after = try await s.auditLog(site: nil, limit: 10)
+        XCTAssertEqual(after.first?.repeats, 2)
+    }
+
+    /// One script's waiting items stay within its quota (sent items do not count and keep no body).
+    static func outboxQuotaPerScript(_ b: BackendUnderTest) async throws {
+        let s = b.store
+        let site = "https://ns.example"
+        let quota = OutboxQuota(items: 2, bytes: nil)
+        func item(_ id: String, _ source: String) -> OutboxItem {
+            OutboxItem(identifier: id, site: site, collection: .treatments, body: Data("{\"id\":\"\(id)\"}".utf8),
+                       source: source, created: now)
+        }
+        let first = try await s.insert(item("q1", "a.lua"), quota: quota)
+        _ = try await s.insert(item("q2", "a.lua"), quota: quota)
+        _ = try await s.insert(item("q1", "a.lua"), quota: quota)  // already queued: returned, not counted
+        do {
+            _ = try await s.insert(item("q3", "a.lua"), quota: quota)
+            XCTFail("a third item went past the quota")
+        } catch let error as StateStoreError {
+            XCTAssertEqual(error.code, "quota", error.description)
+        }
+        let third = try await s.item(site: site, identifier: "q3")
+        XCTAssertNil(third, "nothing stored past the quota")
+        _ = try await s.insert(item("q4", "b.lua"), quota: quota)  // another script has its own
+        var sent = first
+        sent.state = .sent
+        sent.sentAt = now + 1
+        try await s.update(sent)
+        let back = try await s.item(site: site, identifier: "q1")
+        XCTAssertEqual(back?.state, .sent)
+        XCTAssertEqual(back?.body, Data(), "a sent item keeps no body")
+        _ = try await s.insert(item("q3", "a.lua"), quota: quota)  // room again once one was sent
+    }
+
+    /// An ack link acknowledges its own episode once.
+    static func ackLinkEpisode(_ b: BackendUnderTest) async throws {
+        let s = b.store
+        try await s.saveAlert(status("low", state: "firing", episode: 3), data: "{\"why\":\"below 70\"}", now: now)
+        do {
+            _ = try await s.ackAlert(id: "low", by: "anna", at: now, episode: 2)
+            XCTFail("acknowledged another episode")
+        } catch let error as AlertAckError {
+            XCTAssertEqual(error, .otherEpisode("low", link: 2, current: 3))
+        }
+        let acked = try await s.ackAlert(id: "low", by: "anna", at: now, episode: 3)
+        XCTAssertEqual(acked.ackedBy, "anna")
+        XCTAssertEqual(acked.why, "below 70")
+        do {
+            _ = try await s.ackAlert(id: "low", by: "ben", at: now, episode: 3)
+            XCTFail("acknowledged an episode twice through its link")
+        } catch let error as AlertAckError {
+            XCTAssertEqual(error, .alreadyAcked("low", episode: 3, by: "anna"))
+        }
     }
 }

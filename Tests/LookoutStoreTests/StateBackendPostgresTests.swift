@@ -43,6 +43,11 @@ final class StateBackendPostgresTests: XCTestCase {
     func testAcksBelongToTheirEpisode() async throws { try await StateBackendBehaviour.acksBelongToTheirEpisode(backend()) }
     func testOutboxQueue() async throws { try await StateBackendBehaviour.outboxQueue(backend()) }
     func testMirror() async throws { try await StateBackendBehaviour.mirror(backend()) }
+    func testBudgetKeysShareOneBudget() async throws { try await StateBackendBehaviour.budgetKeysShareOneBudget(backend()) }
+    func testOneTimeCodeClaimedOnce() async throws { try await StateBackendBehaviour.oneTimeCodeClaimedOnce(backend()) }
+    func testAuditRepeatsOnlyGrow() async throws { try await StateBackendBehaviour.auditRepeatsOnlyGrow(backend()) }
+    func testOutboxQuotaPerScript() async throws { try await StateBackendBehaviour.outboxQuotaPerScript(backend()) }
+    func testAckLinkEpisode() async throws { try await StateBackendBehaviour.ackLinkEpisode(backend()) }
 
     // MARK: PostgreSQL only
 
@@ -79,8 +84,10 @@ final class StateBackendPostgresTests: XCTestCase {
             CREATE ROLE \(app) LOGIN PASSWORD 'app-pw';
             GRANT CONNECT ON DATABASE \(database) TO \(app);
             GRANT USAGE ON SCHEMA public TO \(app);
-            GRANT SELECT, INSERT, UPDATE, DELETE ON kv, outbox, sync_cursor, sync_mirror, alert_state, alert_acks, notify_outbox TO \(app);
+            GRANT SELECT, INSERT, UPDATE, DELETE ON kv, outbox, sync_cursor, sync_mirror, alert_state, alert_acks, notify_outbox,
+                remote_budget_keys, remote_otp_codes TO \(app);
             GRANT SELECT, INSERT ON audit TO \(app);
+            GRANT SELECT, INSERT, UPDATE ON audit_repeats TO \(app);
             GRANT SELECT ON lookout_migrations TO \(app);
             """, database: database)
         let appStore = try await PostgresStateStore.open(

@@ -41,4 +41,9 @@ final class StateBackendSQLiteTests: XCTestCase {
     func testAcksBelongToTheirEpisode() async throws { try await StateBackendBehaviour.acksBelongToTheirEpisode(backend()) }
     func testOutboxQueue() async throws { try await StateBackendBehaviour.outboxQueue(backend()) }
     func testMirror() async throws { try await StateBackendBehaviour.mirror(backend()) }
+    func testBudgetKeysShareOneBudget() async throws { try await StateBackendBehaviour.budgetKeysShareOneBudget(backend()) }
+    func testOneTimeCodeClaimedOnce() async throws { try await StateBackendBehaviour.oneTimeCodeClaimedOnce(backend()) }
+    func testAuditRepeatsOnlyGrow() async throws { try await StateBackendBehaviour.auditRepeatsOnlyGrow(backend()) }
+    func testOutboxQuotaPerScript() async throws { try await StateBackendBehaviour.outboxQuotaPerScript(backend()) }
+    func testAckLinkEpisode() async throws { try await StateBackendBehaviour.ackLinkEpisode(backend()) }
 }

@@ -24,6 +24,13 @@ final class StateCopyTests: XCTestCase {
         try await StateBackendBehaviour.acksBelongToTheirEpisode(sqlite)
         try await StateBackendBehaviour.outboxQueue(sqlite)
         try await StateBackendBehaviour.mirror(sqlite)
+        _ = try await source.claimOneTimeCode("123456", counter: 7, pumps: ["pump"], now: StateBackendBehaviour.now)
+        for delay in [0.0, 5] {  // the second is counted on the first (audit_repeats)
+            try await source.append(AuditEntry(
+                ticketID: nil, time: StateBackendBehaviour.now + delay, site: "https://ns.example",
+                command: StateBackendBehaviour.bolus(9), source: "x.lua", verdict: .refused, reasonCode: "hourly_limit",
+                reason: "over", phase: .refused, detail: "bolus 9 U"))
+        }
 
         let location = try PostgresLocation.parse(try cluster.createDatabase())
         let target = try await PostgresStateStore.open(location: location, password: cluster.adminPassword)
@@ -71,7 +78,9 @@ final class StateCopyTests: XCTestCase {
         } catch {
             XCTAssertTrue("\(error)".contains("already holds state"), "\(error)")
         }
-        let after = try await target.auditEntries(site: nil, limit: 100)
-        XCTAssertEqual(after.count, audit.count + 2, "the refused copy added nothing")
+        let after = try await target.auditLog(site: nil, limit: 100)
+        let before = try await source.auditLog(site: nil, limit: 100)
+        XCTAssertEqual(after.reduce(0) { $0 + 1 + $1.repeats }, before.reduce(0) { $0 + 1 + $1.repeats } + 2,
+                       "the refused copy added nothing (a refusal may be counted on an earlier row)")
     }
 }

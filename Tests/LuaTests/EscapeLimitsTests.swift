@@ -189,7 +189,7 @@ final class EscapeLimitsTests: XCTestCase {
             "9,5,3,1",
             "false\tbad argument #2 to 'table.insert' (position out of bounds)",
             "false\twrong number of arguments to 'insert'",
-            "false\tinvalid value (at index 2) in table for 'concat'",
+            "false\tinvalid value (table) at index 2 in table for 'concat'",
             "false\tbad argument #2 to 'table.sort' (function expected, got number)",
             "false\tbad argument #3 to 'table.move' (too many elements to move)",
             "false\tbad argument #1 to 'setmetatable' (table expected, got number)",

@@ -49,4 +49,6 @@ final class LuaScriptTests: XCTestCase {
     func testPatterns() async throws { try await runLuaTestFile("test_patterns.lua") }
     func testREPL() async throws { try await runLuaTestFile("test_repl.lua") }
     func testDocs() async throws { try await runLuaTestFile("test_docs.lua") }
+    /// Issue 26: where Lookout's Lua differed from stock 5.4.4 (the file passes under `lua5.4` too).
+    func testStock() async throws { try await runLuaTestFile("test_stock.lua") }
 }

@@ -11,7 +11,7 @@ final class SandboxTests: XCTestCase {
             print(type(os.time), type(os.clock), type(os.date), type(debug.traceback))
             print(pcall(collectgarbage, "stop"))
             print(collectgarbage("count") > 0)
-            print(pcall(function() return getmetatable("").__index end))
+            print(getmetatable("").__index == string)
             """)
         XCTAssertEqual(t.errors.map(\.description), [])
         XCTAssertEqual(t.lines[0], "nil\tnil\tnil\tnil\tnil\tnil\tnil\tnil")
@@ -19,7 +19,7 @@ final class SandboxTests: XCTestCase {
         XCTAssertEqual(t.lines[2], "function\tfunction\tfunction\tfunction")
         XCTAssertTrue(t.lines[3].hasPrefix("false\t"), t.lines[3])
         XCTAssertEqual(t.lines[4], "true")
-        XCTAssertTrue(t.lines[5].contains("attempt to index a boolean value"), t.lines[5])
+        XCTAssertEqual(t.lines[5], "true", "the string metatable is the script's own (README: How Lookout's Lua differs)")
         XCTAssertEqual(outcome.exitCode, 0)
     }
 
@@ -29,7 +29,7 @@ final class SandboxTests: XCTestCase {
             local f = load("return secret_global")
             print(f())
             print(load("return x", "chunk", "t", { x = 7 })())
-            print(pcall(load, "\\27Lua", "bin", "b"))
+            print(load("\\27Lua", "bin", "b"))
             print(load("\\27LuaT\\0", "bin"))
             """)
         XCTAssertEqual(t.lines[0], "visible")

@@ -88,10 +88,10 @@ final class VirtualTimeTests: XCTestCase {
     }
 
     func testYieldingTasksHoldTheClockUntilTheirTurn() async throws {
-        // A bare coroutine.yield() lets others run; virtual time must not jump meanwhile.
+        // task.yield() lets others run; virtual time must not jump meanwhile.
         let (transcript, outcome) = try await runVirtual("""
             local n, t0 = 0, os.time()
-            task.spawn(function() for _ = 1, 100 do coroutine.yield(); n = n + 1 end end)
+            task.spawn(function() for _ = 1, 100 do task.yield(); n = n + 1 end end)
             sleep "1m"
             print(n, os.time() - t0)
             """, time: LuaVirtualTime(start: start))

@@ -169,6 +169,25 @@ final class CompoundTreatmentTests: XCTestCase {
         XCTAssertEqual(TreatmentComponent.split(try decode(Treatment.self, cases[4].0))[0].id, "e")
     }
 
+    /// Seed 001 converts `glucose` by its `units`; without units the value is read in the
+    /// site's units, or gives no BG check with a reason (5.5 mmol/L is not 5.5 mg/dL).
+    func testGlucoseWithoutUnitsUsesTheSiteUnitsOrIsDroppedWithAReason() throws {
+        let t = try decode(Treatment.self, #"{"_id":"j","eventType":"BG Check","glucose":5.5,"created_at":"2024-05-01T10:00:00Z"}"#)
+        var dropped: [String] = []
+        XCTAssertEqual(TreatmentComponent.split(t, siteUnits: nil, dropped: &dropped), [])
+        XCTAssertEqual(dropped, ["glucose 5.5 of j has no units and the site's units are not known: no BG check made from it"])
+        XCTAssertEqual(TreatmentComponent.split(t).count, 0)
+        let mmol = TreatmentComponent.split(t, siteUnits: .millimolesPerLiter)
+        XCTAssertEqual(mmol.map(\.kind), [.bgCheck])
+        XCTAssertEqual(mmol[0].value, GlucoseUnit.mgdl(fromMmol: 5.5), accuracy: 1e-9)
+        XCTAssertEqual(TreatmentComponent.split(t, siteUnits: .milligramsPerDeciliter).map(\.value), [5.5])
+        let odd = try decode(Treatment.self, #"{"_id":"k","glucose":99,"units":"furlongs","created_at":"2024-05-01T10:00:00Z"}"#)
+        dropped = []
+        XCTAssertEqual(TreatmentComponent.split(odd, siteUnits: nil, dropped: &dropped), [])
+        XCTAssertEqual(dropped, ["glucose 99.0 of k has unknown units 'furlongs': no BG check made from it"])
+        XCTAssertEqual(TreatmentComponent.split(odd, siteUnits: .millimolesPerLiter), [])
+    }
+
     func testUploadFormatPerKind() throws {
         let when = Date(timeIntervalSince1970: 1_714_557_600)
         let table: [(TreatmentComponent, String)] = [

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 import XCTest
 @testable import NightscoutKit
 
@@ -240,13 +241,80 @@ final class RemoteCommandGuardTests: XCTestCase {
         do { let value = await guards[0].authorize(.bolus(units: 2), site: "https://other.example", now: t0 + 2).ticket; XCTAssertNotNil(value) }
     }
 
-    func testSiteKeyIsTheNormalisedOriginAndPath() throws {
+    func testSiteKeyIsTheCanonicalOriginAndPath() throws {
         let table: [(String, String)] = [
             ("https://NS.Example.org", "https://ns.example.org"), ("HTTPS://ns.example.org:443/", "https://ns.example.org"),
-            ("http://ns.example.org:80/x//", "http://ns.example.org/x"), ("https://ns.example.org:8443/a/B/", "https://ns.example.org:8443/a/B"),
+            ("http://ns.example.org:80/x//", "http://ns.example.org/x"), ("https://ns.example.org:8443/a/B/", "https://ns.example.org:8443/a/b"),
             ("http://127.0.0.1:1337", "http://127.0.0.1:1337"), ("https://u:p@ns.example.org/?token=x#f", "https://ns.example.org"),
+            // Issue 24 §4: the spellings of one site.
+            ("http://127.0.0.1:1337/.", "http://127.0.0.1:1337"), ("http://127.0.0.1:1337/%2e", "http://127.0.0.1:1337"),
+            ("http://127.0.0.1.:1337", "http://127.0.0.1:1337"), ("http://127.1:1337", "http://127.0.0.1:1337"),
+            ("http://[::ffff:127.0.0.1]:1337", "http://127.0.0.1:1337"), ("http://[::FFFF:7f00:1]:1337/", "http://127.0.0.1:1337"),
+            ("http://2130706433:1337", "http://127.0.0.1:1337"), ("http://0x7f.1:1337", "http://127.0.0.1:1337"),
+            ("http://[0:0::1]:1337", "http://[::1]:1337"), ("https://NS.example.org.:443/ns/./a/../", "https://ns.example.org/ns"),
+            ("https://ns.example.org/%4E%53//", "https://ns.example.org/ns"),
         ]
         for (text, key) in table { XCTAssertEqual(RemoteCommandSite.key(for: try XCTUnwrap(URL(string: text))), key, text) }
+        // A host name's keys include the addresses it resolves to.
+        let localhost = RemoteCommandSite.keys(for: try XCTUnwrap(URL(string: "http://LOCALHOST.:1337/")))
+        XCTAssertEqual(localhost.first, "http://localhost:1337")
+        XCTAssertTrue(localhost.contains("http://127.0.0.1:1337"), "\(localhost)")
+        XCTAssertEqual(RemoteCommandSite.keys(for: try XCTUnwrap(URL(string: "http://127.1:1337"))), ["http://127.0.0.1:1337"])
+    }
+
+    /// Issue 24 §4: commands sharing any key (another spelling's key, a Loop device's key)
+    /// share one budget; commands sharing none do not.
+    func testCommandsSharingAKeyShareOneBudget() async throws {
+        let (g, _) = try makeGuard(limits(bolus: 2, bolusHour: 4))
+        let device = try XCTUnwrap(RemoteCommandSite.deviceKey(deviceToken: "ABC", bundleIdentifier: "com.x.Loop"))
+        XCTAssertEqual(RemoteCommandSite.deviceKey(deviceToken: "abc ", bundleIdentifier: "COM.X.LOOP"), device)
+        XCTAssertFalse(device.contains("abc"), "the token is not stored")
+        let a = await g.authorize(.bolus(units: 2), site: "http://localhost:1", keys: ["http://127.0.0.1:1"], now: t0)
+        XCTAssertNotNil(a.ticket)
+        let b = await g.authorize(.bolus(units: 2), site: "http://127.0.0.1:1", keys: [device], now: t0 + 1)
+        XCTAssertNotNil(b.ticket)
+        // Another site, but the same device: the hour is spent.
+        let c = await g.authorize(.bolus(units: 2), site: "https://elsewhere.example", keys: [device], now: t0 + 2)
+        XCTAssertEqual(c.refusal?.code, "exceedsHourlyTotal")
+        // Through the first spelling only, the same.
+        let d = await g.authorize(.bolus(units: 0.5), site: "http://localhost:1", now: t0 + 3)
+        XCTAssertEqual(d.refusal?.code, "exceedsHourlyTotal")
+        // Nothing in common: its own budget.
+        let e = await g.authorize(.bolus(units: 2), site: "https://other.example", keys: ["loop-device:other"], now: t0 + 4)
+        XCTAssertNotNil(e.ticket)
+    }
+
+    /// Issue 24 §4: a period's one-time code is given out once per pump (any key in common);
+    /// the next command waits for the next period within its wait, or is refused.
+    func testOneTimeCodesAreNeverGivenTwiceForOnePump() async throws {
+        let (g, _) = try makeGuard(limits())
+        let otp = try TOTP(base32Secret: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", period: 1)
+        let start = t0
+        let fixed: @Sendable () -> Date = { start + 0.2 }
+        let firstDecision = await g.authorize(.bolus(units: 1), site: site, keys: ["loop-device:x"], now: t0)
+        let secondDecision = await g.authorize(.bolus(units: 1.1), site: "https://b.example", keys: ["loop-device:x"], now: t0)
+        let thirdDecision = await g.authorize(.bolus(units: 1.2), site: "https://c.example", now: t0)
+        let first = try XCTUnwrap(firstDecision.ticket), second = try XCTUnwrap(secondDecision.ticket)
+        let third = try XCTUnwrap(thirdDecision.ticket)
+        let a = try await g.oneTimeCode(for: first, otp: otp, wait: 0, clock: fixed).get()
+        XCTAssertEqual(a.code, otp.code(at: t0))
+        // The same pump, no wait: refused, saying when the next code comes.
+        switch await g.oneTimeCode(for: second, otp: otp, wait: 0, clock: fixed) {
+        case .failure(.codeInUse(let next, let wait)):
+            XCTAssertEqual(next, 0.85, accuracy: 0.001)
+            XCTAssertEqual(wait, 0)
+        case let other: XCTFail("\(other)")
+        }
+        // Another pump: this period's code.
+        let c = try await g.oneTimeCode(for: third, otp: otp, wait: 0, clock: fixed).get()
+        XCTAssertEqual(c.code, a.code)
+        // The same pump with a wait: the next period's code (the clock moves 0.5 s a reading).
+        let readings = Locked(0)
+        let stepping: @Sendable () -> Date = { start + 0.3 + 0.5 * Double(readings.withLock { n in defer { n += 1 }; return n }) }
+        let b = try await g.oneTimeCode(for: second, otp: otp, wait: 5, clock: stepping).get()
+        XCTAssertEqual(otp.counter(at: b.time), otp.counter(at: t0) + 1)
+        XCTAssertEqual(b.code, otp.code(at: t0 + 1))
+        XCTAssertNotEqual(b.code, a.code)
     }
 
     // MARK: - Windows
@@ -589,10 +657,13 @@ private actor FlakyLedger: RemoteCommandLedger {
     struct Unavailable: Error {}
     init(inner: InMemoryAuditLog) { self.inner = inner }
     func append(_ entry: AuditEntry) async throws { try await inner.append(entry) }
-    func reserve<T: Sendable>(site: String, window: TimeInterval, now given: Date?,
+    func reserve<T: Sendable>(site: String, keys: [String], window: TimeInterval, now given: Date?,
                               _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)) async throws -> T {
         if !failed { failed = true; throw Unavailable() }
-        return try await inner.reserve(site: site, window: window, now: given, decide)
+        return try await inner.reserve(site: site, keys: keys, window: window, now: given, decide)
+    }
+    func claimOneTimeCode(_ code: String, counter: UInt64, pumps: [String], now: Date) async throws -> Bool {
+        await inner.claimOneTimeCode(code, counter: counter, pumps: pumps, now: now)
     }
 }
 
@@ -603,10 +674,14 @@ private actor BrokenLedger: RemoteCommandLedger {
     struct DiskFull: Error {}
     func heal() { broken = false }
     func append(_ entry: AuditEntry) async throws { if broken { throw DiskFull() } }
-    func reserve<T: Sendable>(site: String, window: TimeInterval, now given: Date?,
+    func reserve<T: Sendable>(site: String, keys: [String], window: TimeInterval, now given: Date?,
                               _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)) async throws -> T {
         if broken { throw DiskFull() }
-        return try await inner.reserve(site: site, window: window, now: given, decide)
+        return try await inner.reserve(site: site, keys: keys, window: window, now: given, decide)
+    }
+    func claimOneTimeCode(_ code: String, counter: UInt64, pumps: [String], now: Date) async throws -> Bool {
+        if broken { throw DiskFull() }
+        return await inner.claimOneTimeCode(code, counter: counter, pumps: pumps, now: now)
     }
 }
 

@@ -194,6 +194,21 @@ final class SyncManagerTests: XCTestCase {
         XCTAssertGreaterThan(snapshots.last?.documentsPerSecond ?? 0, 0)
     }
 
+    /// Posts three notes through API v1 (no `srvModified`, so history never shows them), a minute
+    /// apart from `offset` + 100 s; returns their `_id`s.
+    private func postV1Notes(_ v1: NightscoutClient, device: String, at offset: TimeInterval) async throws -> [String] {
+        var ids: [String] = []
+        for i in 0..<3 {
+            let at = NightscoutDate(epochMilliseconds: simMillis(offset + 100 + Double(i) * 60)).isoString
+            let body = try JSONSerialization.data(withJSONObject: [
+                "eventType": "Note", "created_at": at, "device": device, "notes": "v1 \(i)"])
+            let answer = try await v1.v1JSON("POST", "/treatments", body: body)
+            let stored = try XCTUnwrap(try JSONSerialization.jsonObject(with: answer) as? [[String: Any]])
+            ids.append(try XCTUnwrap(stored.first?["_id"] as? String))
+        }
+        return ids
+    }
+
     func testFullSyncFindsV1DocumentsHistoryNeverShowsAndReportsMissingOnServer() async throws {
         let client = try await h.tokenClient()
         let v1 = try await h.secretClient()
@@ -204,15 +219,7 @@ final class SyncManagerTests: XCTestCase {
         let store = try await freshStore(site: client.configuration.syncSiteKey)
 
         let v3IDs = try await createNotes(client, device: "kit-sync-full", count: 2, at: base)
-        var v1IDs: [String] = []
-        for i in 0..<3 {
-            let at = NightscoutDate(epochMilliseconds: simMillis(base + 100 + Double(i) * 60)).isoString
-            let body = try JSONSerialization.data(withJSONObject: [
-                "eventType": "Note", "created_at": at, "device": "kit-sync-full-v1", "notes": "v1 \(i)"])
-            let answer = try await v1.v1JSON("POST", "/treatments", body: body)
-            let stored = try XCTUnwrap(try JSONSerialization.jsonObject(with: answer) as? [[String: Any]])
-            v1IDs.append(try XCTUnwrap(stored.first?["_id"] as? String))
-        }
+        let v1IDs = try await postV1Notes(v1, device: "kit-sync-full-v1", at: base)
         let all = Set(v3IDs + v1IDs)
 
         let manager = try SyncManager(client: client, store: store, pageLimit: 2)
@@ -253,6 +260,32 @@ final class SyncManagerTests: XCTestCase {
             _ = try await v1Manager.sync(.treatments)
             XCTFail("history needs API v3")
         } catch NightscoutError.unsupportedCredentials {}
+    }
+
+    /// Full syncs of one site through v1 (secret) and v3 (token) into one mirror: a document
+    /// written through v1 has no `srvModified` in v1 answers and a stand-in in v3 answers; the
+    /// mirror keeps one form, so switching reports nothing updated when nothing changed.
+    func testFullSyncsThroughV1AndV3IntoOneMirrorReportNothingUpdatedOnASwitch() async throws {
+        let client = try await h.tokenClient()
+        let v1 = try await h.secretClient()
+        XCTAssertEqual(client.configuration.syncSiteKey, v1.configuration.syncSiteKey)
+        let base: TimeInterval = -40 * 86_400
+        let from = Date(timeIntervalSince1970: Double(simMillis(base - 60)) / 1000)
+        let through = Date(timeIntervalSince1970: Double(simMillis(base + 3_600)) / 1000)
+        let v3IDs = try await createNotes(client, device: "kit-sync-switch", count: 2, at: base)
+        let v1IDs = try await postV1Notes(v1, device: "kit-sync-switch-v1", at: base)
+        let all = Set(v3IDs + v1IDs)
+        let store = InMemorySyncStore()
+        let viaV3 = try SyncManager(client: client, store: store, pageLimit: 2)
+        let viaV1 = try SyncManager(client: v1, store: store, pageLimit: 2)
+        let first = try await viaV3.fullSync(.treatments, from: from, through: through)
+        XCTAssertEqual(Set(first.added.filter(all.contains)), all)
+        for (name, manager) in [("v1", viaV1), ("v3", viaV3), ("v1 again", viaV1)] {
+            let report = try await manager.fullSync(.treatments, from: from, through: through)
+            XCTAssertEqual(report.updated.filter(all.contains), [], name)
+            XCTAssertEqual(report.added.filter(all.contains), [], name)
+            XCTAssertGreaterThanOrEqual(report.unchanged, all.count, name)
+        }
     }
 
     func testSiteKeyDropsCredentialsQueryDefaultPortAndCase() throws {

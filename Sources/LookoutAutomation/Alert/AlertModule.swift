@@ -76,7 +76,7 @@ struct AlertModule: LuaModule {
                 let now = call.engine.clock.now()
                 return try call.wait("alert.ack", {
                     do {
-                        return try await openStore().ackAlert(id: id, by: by, at: now)
+                        return try await openStore().ackAlert(id: id, by: by, at: now, episode: nil)
                     } catch let error as AlertAckError {
                         throw LuaErrorInfo(code: error.code, message: error.description, service: "alert")
                     }

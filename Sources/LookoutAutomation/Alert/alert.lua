@@ -106,7 +106,8 @@ function alert.not_(cond) end
 ---@field escalate? alert.Step[] more channels while unacknowledged
 ---@field repeat_every? string|number notify again while firing and unacknowledged
 ---@field quiet_hours? {from: string, to: string} "23:00" to "07:00", local time: mutes (holds) non-urgent notifications
----@field message? string|fun(value: any, time: integer): string the text (default "Title: value")
+---@field message? string|fun(value: any, time: integer): string the text (default "Title: value"; missing data reads "No data for 16 min, last …" under the title "No data (Title)")
+---@field units? "mg/dL"|"mmol" the series is glucose in mg/dL: texts show it in these units with the other in parentheses and the trend arrow (a point's `direction`, or the series' third value), e.g. "Low: 3.3 mmol/L (60 mg/dL) ↘"
 ---@field resolved? boolean also send "resolved" when it clears (default false); set it for Signal K channels, where it returns the notification to state "normal"
 ---@field stale_severity? "urgent"|"warning"|"info" severity of the stale alert (default: `severity`)
 ---@field stale_notify? boolean false: missing data shows as state "stale" but notifies only when it interrupts a firing episode — for a set of alerts over one series where one alert (e.g. "no data") reports gaps (default true)
@@ -139,7 +140,9 @@ function alert.define(opts) end
 function Alert:check() end
 
 --- The alert's status: `{id, title, severity, state, since, episode, acked_by, acked_at,
---- snoozed_until, value, time, level, last_notified, error}` (times in epoch ms).
+--- snoozed_until, value, time, level, last_notified, error, why}` (times in epoch ms; `why`
+--- says why the data puts the alert in its state, e.g. "pending: below 70 for 9 min of 15 min
+--- (last 64, 1 min ago)").
 ---@return table
 function Alert:status() end
 

@@ -92,7 +92,7 @@ end
 function M.sustained(c, span)
   check_condition(c, "bad argument #1 to 'alert.sustained'", 2)
   local window = duration(span, "bad argument #2 to 'alert.sustained'", 2)
-  return condition("sustained", c.text .. " for " .. short(window), function(ctx, i)
+  local sustained = condition("sustained", c.text .. " for " .. short(window), function(ctx, i)
     local points = ctx.points
     local start = points[i].time - window
     local first
@@ -109,6 +109,15 @@ function M.sustained(c, span)
     if unknown then return nil end
     return true
   end)
+  -- Why it does not hold yet: "below 70 for 9 min of 15 min" (how long the inner condition has
+  -- held, without a gap, up to point i), or nil when it does not hold at point i at all.
+  sustained.progress = function(ctx, i)
+    local points, k = ctx.points, i
+    if c.eval(ctx, i) ~= true then return nil end
+    while k > 1 and c.eval(ctx, k - 1) == true and points[k].time - points[k - 1].time <= ctx.max_gap do k = k - 1 end
+    return c.text .. " for " .. short(points[i].time - points[k].time) .. " of " .. short(window)
+  end
+  return sustained
 end
 
 local function rate(direction, per_minute, over)
@@ -194,6 +203,7 @@ local KNOWN = {
   id = "string", title = "string", severity = "string", series = "function", when = "condition", clear = "condition",
   stale = "duration", notify = "list", escalate = "table", repeat_every = "duration", quiet_hours = "table",
   message = "any", resolved = "boolean", stale_notify = "boolean", stale_severity = "string", ack_expires = "duration", max_gap = "duration",
+  units = "string",
 }
 
 local function clock_arg(v, what, level)
@@ -254,11 +264,14 @@ function M.define(opts)
   if not SEVERITIES[severity] then error('alert.define: opts.severity: expected "urgent", "warning" or "info", got "' .. severity .. '"', 2) end
   local stale_severity = opts.stale_severity or severity
   if not SEVERITIES[stale_severity] then error('alert.define: opts.stale_severity: expected "urgent", "warning" or "info"', 2) end
+  if opts.units ~= nil and opts.units ~= "mg/dL" and opts.units ~= "mmol" then
+    error('alert.define: opts.units: expected "mg/dL" or "mmol" (the series is glucose in mg/dL), got "' .. opts.units .. '"', 2)
+  end
   if opts.message ~= nil and type(opts.message) ~= "string" and type(opts.message) ~= "function" then
     error("alert.define: opts.message: expected a string or a function(value, time)", 2)
   end
   local a = setmetatable({
-    id = id, title = opts.title or id, severity = severity, stale_severity = stale_severity,
+    id = id, title = opts.title or id, severity = severity, stale_severity = stale_severity, units = opts.units,
     series = opts.series, when = opts.when, clear = opts.clear or M.not_(opts.when),
     stale = duration(opts.stale or "15m", "alert.define: opts.stale"),
     notify = channels_arg(opts.notify or {}, "alert.define: opts.notify"),
@@ -304,7 +317,7 @@ end
 
 -- Points from what `series` returned: value, time — or a list of {value, time} / {value=, time=}.
 local function collect(a, now)
-  local ok, v, t = pcall(a.series)
+  local ok, v, t, d = pcall(a.series)
   if not ok then
     a.st.last_error = tostring(v)
     host.warn("alert " .. a.id .. ": series failed: " .. tostring(v))
@@ -314,12 +327,13 @@ local function collect(a, now)
   local got = {}
   if type(v) == "table" then
     for k, p in ipairs(v) do
-      local value, time = p.value or p[1], p.time or p[2]
-      if type(time) == "number" then got[#got + 1] = { value = value, time = math.floor(time) }
+      local value, time, direction = p.value or p[1], p.time or p[2], p.direction or p[3]
+      if type(time) == "number" then
+        got[#got + 1] = { value = value, time = math.floor(time), direction = type(direction) == "string" and direction or nil }
       else host.warn("alert " .. a.id .. ": series item " .. k .. " has no time; ignored") end
     end
   elseif v ~= nil then
-    if type(t) == "number" then got[1] = { value = v, time = math.floor(t) }
+    if type(t) == "number" then got[1] = { value = v, time = math.floor(t), direction = type(d) == "string" and d or nil }
     else host.warn("alert " .. a.id .. ": series returned a value without a time (epoch ms); ignored") end
   end
   for _, p in ipairs(got) do
@@ -329,12 +343,26 @@ local function collect(a, now)
     end
   end
   local points, seen = a.st.points, {}
+  if type(v) == "table" and #got > 0 then
+    -- A list is the source's whole view of its time span: a kept point inside that span that the
+    -- list no longer has is gone from the source (a restarted or corrected data source, readings
+    -- re-dated), and must not hold an alert back, or fire one, from a stale copy.
+    local first, last = got[1].time, got[1].time
+    for _, p in ipairs(got) do first, last = math.min(first, p.time), math.max(last, p.time) end
+    local kept = {}
+    for _, p in ipairs(points) do
+      if p.time < first or p.time > last then kept[#kept + 1] = p end
+    end
+    points = kept
+    a.st.points = points
+  end
   for _, p in ipairs(points) do seen[p.time] = p end
   for _, p in ipairs(got) do
     if p.time > now + 2 * MINUTE then
       host.warn("alert " .. a.id .. ": ignored a point dated " .. short(p.time - now) .. " in the future")
     elseif seen[p.time] then
-      seen[p.time].value = p.value  -- the same reading again, or a corrected one: the newest wins
+      -- the same reading again, or a corrected one: the newest wins
+      seen[p.time].value, seen[p.time].direction = p.value, p.direction
     else
       seen[p.time] = p
       points[#points + 1] = p
@@ -359,11 +387,21 @@ local function in_quiet(a, now)
   return a.quiet ~= nil and in_window(a.quiet.from, a.quiet.to, now)
 end
 
+-- A value as people read it: glucose (opts.units) with its unit, the other in parentheses and
+-- the trend arrow; anything else as it is.
+local function show(a, p)
+  if a.units and type(p.value) == "number" then
+    local ok, text = pcall(require("nightscout").format_bg, p.value, { units = a.units, direction = p.direction })
+    if ok then return text end
+  end
+  return tostring(p.value)
+end
+
 local function describe(a, st, now)
   local p = st.points[#st.points]
   if st.cond == "stale" then
-    if not p then return a.title .. ": no data" end
-    return a.title .. ": no data for " .. short(now - p.time) .. " (last " .. tostring(p.value) .. ")"
+    if not p then return "No data" end
+    return "No data for " .. short(now - p.time) .. ", last " .. show(a, p)
   end
   if type(a.message) == "function" then
     local ok, text = pcall(a.message, p and p.value, p and p.time)
@@ -371,7 +409,8 @@ local function describe(a, st, now)
   elseif type(a.message) == "string" then
     return a.message
   end
-  return a.title .. ": " .. tostring(p and p.value)
+  if not p then return a.title end
+  return a.title .. ": " .. show(a, p)
 end
 
 -- The channel names for `entries` at `now`: "all" expanded, time-routed entries only in their
@@ -401,7 +440,9 @@ local function send(a, st, now, channels, kind, severity, text)
   local results = {}
   for _, channel in ipairs(channel_list(channels, now)) do
     local item, err = notify.send(channel, {
-      title = a.title, message = text, severity = severity, alert_id = a.id, kind = kind,
+      -- Missing data is its own problem, not the condition's: "No data (Low)".
+      title = st.cond == "stale" and ("No data (" .. a.title .. ")") or a.title, message = text, severity = severity, alert_id = a.id, kind = kind,
+      episode = st.episode,
       -- Waits for the first attempt (at most 5 s): a one-shot `lookout run` delivers before it exits.
       id = "alert:" .. a.id .. ":" .. st.episode .. ":" .. st.seq .. ":" .. channel,
       state = kind == "resolved" and "normal" or nil,
@@ -423,22 +464,27 @@ local function channels_at(a, level)
   return out
 end
 
+-- The state the data says, and why in words people read in `lookout ack --list` and `status`.
 local function judge(a, st, now)
   local points = st.points
   local latest = points[#points]
-  if not latest or now - latest.time > a.stale then return "stale" end
+  if not latest then return "stale", "no data yet" end
+  local last = " (last " .. show(a, latest) .. ", " .. short(now - latest.time) .. " ago)"
+  if now - latest.time > a.stale then return "stale", "no data for " .. short(now - latest.time) .. last end
   local ctx = { points = points, now = now, max_gap = a.max_gap }
   -- Hysteresis survives a data gap: after "stale" that followed "firing", `clear` decides.
   local alerting = st.cond == "firing" or (st.cond == "stale" and st.stale_after_firing)
   if alerting then
     local c = a.clear.eval(ctx, #points)
-    if c == true then return "ok" end
-    return "firing"
+    if c == true then return "ok", "cleared: " .. a.clear.text .. last end
+    return "firing", a.when.text .. "; clears when " .. a.clear.text .. last
   end
   local w = a.when.eval(ctx, #points)
-  if w == true then return "firing" end
-  if w == nil then return "unknown" end
-  return "ok"
+  if w == true then return "firing", a.when.text .. last end
+  if w == nil then return "unknown", "not enough data to judge " .. a.when.text .. last end
+  local pending = a.when.progress and a.when.progress(ctx, #points)
+  if pending then return "ok", "pending: " .. pending .. last end
+  return "ok", "not " .. a.when.text .. last
 end
 
 local function load(a)
@@ -479,7 +525,8 @@ function alert_mt:check()
   st.started = st.started or now
   collect(a, now)
   local before = st.cond
-  local cond = judge(a, st, now)
+  local cond, why = judge(a, st, now)
+  st.why = why
   -- With stale_notify = false, missing data alerts only when it interrupts a firing episode
   -- (a low whose readings stop is still a low); otherwise another alert reports the gap.
   local alerting = cond == "firing" or (cond == "stale"
@@ -571,7 +618,7 @@ function alert_mt:status()
     id = self.id, title = self.title, severity = self.severity, state = st.state == "new" and "unknown" or st.state,
     since = st.since, episode = st.episode, acked_by = st.acked_by, acked_at = st.acked_at,
     snoozed_until = st.snoozed_until, value = p and p.value, time = p and p.time, level = st.level,
-    last_notified = st.last_notified, error = st.last_error,
+    last_notified = st.last_notified, error = st.last_error, why = st.why,
   }
 end
 

@@ -6,6 +6,7 @@ import LookoutModules
 import LookoutStore
 import Lua
 import NightscoutKit
+import NorthlightKit
 import SignalKKit
 
 /// The checks behind `lookout doctor`: configuration, state database, outbox, and for each
@@ -50,6 +51,10 @@ public struct Doctor: Sendable {
         }
         if case .success(let config) = config {
             for warning in config.secretFileWarnings(environment: environment) { add(DoctorCheck("secrets", .warning, warning)) }
+            for group in NightscoutSharedSites.groups(config) {
+                add(DoctorCheck("sites", .ok, group.profiles.map { "nightscout.\($0)" }.joined(separator: ", ")
+                    + " name one site (\(group.site)): they share one remote-command budget, under the strictest limits of those that set any"))
+            }
         }
         for c in await stateChecks() { add(c) }
         guard case .success(let config) = config else { return checks }
@@ -57,6 +62,7 @@ public struct Doctor: Sendable {
         for name in config.profiles(service: "nightscout") { add(await nightscout(name, config: config, refusedSites: &refusedSites)) }
         for name in config.profiles(service: "signalk") { add(await signalk(name, config: config)) }
         for name in config.profiles(service: "garmin") { add(await garmin(name, config: config)) }
+        for name in config.profiles(service: "northlight") { add(await northlight(name, config: config)) }
         return checks
     }
 
@@ -67,7 +73,7 @@ public struct Doctor: Sendable {
         do { store = try StateBackends.shared(paths: paths) } catch {
             return [DoctorCheck("state", .failure, "cannot open \(paths.databaseFile): \(error.description)")]
         }
-        var checks = [DoctorCheck("state", .ok, paths.databaseFile)]
+        var checks = [DoctorCheck("state", .ok, paths.databaseFile), roomCheck(store)]
         do {
             let open = try await store.items(site: nil, states: [.pending, .failed], limit: 100_000)
             let failed = open.filter { $0.state == .failed }
@@ -88,6 +94,23 @@ public struct Doctor: Sendable {
             checks.append(DoctorCheck("outbox", .failure, "cannot read the outbox: \(error)"))
         }
         return checks
+    }
+
+    /// The database's size and the disk's free space, against `[state]`: a warning once
+    /// scripts' writes are refused (the guard and the audit log keep working).
+    func roomCheck(_ backend: any StateBackend) -> DoctorCheck {
+        let room = (try? config.get())?.stateRoom ?? .defaults
+        guard let store = backend as? StateStore else {
+            do { try backend.requireRoom() } catch { return DoctorCheck("state size", .warning, error.description) }
+            return DoctorCheck("state size", .ok, "PostgreSQL: state.max_size checked against the database's size")
+        }
+        let usage = store.usage()
+        var words = "database \(Quantities.formatSize(usage.size))"
+        if let max = room.maxSizeBytes { words += " of \(Quantities.formatSize(max)) (state.max_size)" }
+        words += usage.free.map { "; \(Quantities.formatSize($0)) free on its disk" } ?? "; free space unknown"
+        words += " (scripts' writes stop below \(Quantities.formatSize(room.minFreeBytes)))"
+        if let refusal = room.refusal(for: usage) { return DoctorCheck("state size", .warning, refusal.message) }
+        return DoctorCheck("state size", .ok, words)
     }
 
     // MARK: services
@@ -131,7 +154,10 @@ public struct Doctor: Sendable {
                     if auth.canRead {
                         return DoctorCheck(subject, .failure, "\(words): reads work, writes will be refused: \(which) is wrong")
                     }
-                    return DoctorCheck(subject, .failure, "\(words): the site refused \(which): it is wrong")
+                    // Nightscout gives a credential that does not resolve no permissions at all,
+                    // not the default roles: reads with it are refused too, even on a site that
+                    // is readable without credentials.
+                    return DoctorCheck(subject, .failure, "\(words): the site refused \(which): it is wrong; reads with it are refused too")
                 }
                 words += auth.isAdmin ? ", admin" : auth.canWrite ? ", read and write" : ", read only"
             }
@@ -213,6 +239,43 @@ public struct Doctor: Sendable {
             return DoctorCheck(subject, .ok, "logged in (\(status.domain ?? "garmin.com"))\(expiry)")
         } catch {
             return DoctorCheck(subject, .failure, "the Connect API refused or failed: \(error)")
+        }
+    }
+
+    /// One Northlight profile: the API answers at its URL and accepts the key (one read of the
+    /// public board, which every key may read).
+    func northlight(_ name: String, config: HostConfig) async -> DoctorCheck {
+        let subject = "northlight.\(name)"
+        let connection: NorthlightConnection
+        do {
+            connection = try NorthlightConnection.profile(name, config: config, appVersion: LookoutVersion.current, environment: environment)
+        } catch {
+            return DoctorCheck(subject, .failure, Self.plain(error))
+        }
+        let site = Redaction.display(connection.configuration.baseURL)
+        var settings = connection.configuration
+        settings.timeout = min(settings.timeout, timeout)
+        do {
+            let board = try await NorthlightClient(configuration: settings).publicFeedback(refresh: true)
+            return DoctorCheck(subject, .ok, "\(site): key accepted; \(board.count) item\(board.count == 1 ? "" : "s") on the public board")
+        } catch let error as NorthlightError {
+            var which = "the API key"
+            if let key = try? config.secret(service: "northlight", profile: name, name: "api_key", environment: environment) {
+                switch key.source {
+                case .environment(let variable): which = "the API key in \(variable)"
+                case .file(let path): which = "the API key in file \(path)"
+                }
+            }
+            switch error {
+            case .invalidAPIKey:
+                return DoctorCheck(subject, .failure, "\(site): the server refused the key: \(which) is wrong")
+            case .serverError(statusCode: 404):
+                return DoctorCheck(subject, .failure, "\(site): no Northlight API there (404): the url should end in /api/v1")
+            default:
+                return DoctorCheck(subject, .failure, "\(site): \(error)")
+            }
+        } catch {
+            return DoctorCheck(subject, .failure, "\(site): \(error)")
         }
     }
 

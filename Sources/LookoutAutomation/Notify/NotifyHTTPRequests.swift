@@ -19,15 +19,18 @@ struct NotifyHTTPRequest: Sendable {
     /// its path).
     var secrets: [String]
 
-    /// The request for `message` on `channel`.
+    /// The request for `message` on `channel`, with the episode's `ack` link if there is one
+    /// (ntfy: an `Actions` http action; Pushover: `url`; Telegram: a URL button when the link is
+    /// public, else a line of text; webhook: `ack_url` and `episode`).
     static func make(_ message: NotifyMessage, channel: NotifyChannel, config: HostConfig,
-                     environment: [String: String]) throws(LuaErrorInfo) -> NotifyHTTPRequest {
+                     environment: [String: String], ack: NotifyAckLink? = nil) throws(LuaErrorInfo) -> NotifyHTTPRequest {
         var spec = HTTPRequestSpec()
         spec.method = "POST"
         spec.timeout = 20
         spec.maxSize = 1 << 20
         spec.followRedirects = false
-        var secrets: [String] = []
+        // The link's token never shows in a message about the request (a server may echo the body).
+        var secrets: [String] = ack.map { [$0.url, $0.token] } ?? []
         switch channel.kind {
         case .webhook:
             // Many webhook URLs are credentials themselves (Slack, Discord, Teams): `url_env` or
@@ -39,7 +42,12 @@ struct NotifyHTTPRequest: Sendable {
             } else {
                 spec.url = try channel.setting("url", required: true)!
             }
-            spec.body = try json(message.webhookJSON)
+            var body = message.webhookJSON
+            if let ack {
+                body["ack_url"] = ack.url
+                if let episode = message.episode { body["episode"] = Int(episode) }
+            }
+            spec.body = try json(body)
             spec.impliedContentType = "application/json"
             if let token = try channel.secret("token", config: config, environment: environment, required: false) {
                 spec.headers.append((name: "authorization", value: "Bearer " + token))
@@ -54,6 +62,7 @@ struct NotifyHTTPRequest: Sendable {
             spec.headers.append((name: "Title", value: headerSafe(message.title)))
             spec.headers.append((name: "Priority", value: ["urgent": "5", "warning": "4"][message.severity] ?? "3"))
             spec.headers.append((name: "Tags", value: ["urgent": "rotating_light", "warning": "warning"][message.severity] ?? "information_source"))
+            if let ack { spec.headers.append((name: "Actions", value: "http, Acknowledge, \(ack.url), method=POST, clear=true")) }
             if let token = try channel.secret("token", config: config, environment: environment, required: false) {
                 spec.headers.append((name: "Authorization", value: "Bearer " + token))
                 secrets.append(token)
@@ -69,6 +78,7 @@ struct NotifyHTTPRequest: Sendable {
                         (name: "message", value: message.message), (name: "priority", value: priority),
                         (name: "timestamp", value: String(message.time / 1000))]
             if priority == "2" { form += [(name: "retry", value: "60"), (name: "expire", value: "3600")] }
+            if let ack { form += [(name: "url", value: ack.url), (name: "url_title", value: "Acknowledge")] }
             spec.body = Array(HTTPRequestSpec.formEncoded(form).utf8)
             spec.impliedContentType = "application/x-www-form-urlencoded"
         case .telegram:
@@ -78,7 +88,16 @@ struct NotifyHTTPRequest: Sendable {
             spec.url = trimmed(base) + "/bot" + token + "/sendMessage"
             let chat = try channel.identifierSetting("chat_id")
             let chatValue: Any = Int64(chat) ?? chat
-            spec.body = try json(["chat_id": chatValue, "text": message.line, "disable_notification": message.severity == "info"])
+            var body: [String: Any] = ["chat_id": chatValue, "text": message.line, "disable_notification": message.severity == "info"]
+            if let ack {
+                // Telegram refuses buttons with loopback URLs: a public link is a button, else a line.
+                if ack.isPublic {
+                    body["reply_markup"] = ["inline_keyboard": [[["text": "Acknowledge", "url": ack.url]]]]
+                } else {
+                    body["text"] = message.line + "\nAcknowledge: " + ack.url
+                }
+            }
+            spec.body = try json(body)
             spec.impliedContentType = "application/json"
         case .log, .nightscout, .signalk:
             throw LuaErrorInfo(code: "internal", message: "\(channel.kind.rawValue) is not an HTTP channel", service: "notify")
@@ -112,5 +131,24 @@ struct NotifyHTTPRequest: Sendable {
         } catch {
             throw LuaErrorInfo(code: "internal", message: "cannot encode the notification: \(error)", service: "notify")
         }
+    }
+}
+
+/// The ack link a notification carries (see `AckLink`), and where it points.
+struct NotifyAckLink: Sendable, Equatable {
+    /// The whole link.
+    var url: String
+    /// Its token (removed from every error message).
+    var token: String
+    /// Whether it is under `[serve] public_url` (else the loopback status server).
+    var isPublic: Bool
+
+    /// The base of ack links: `[serve] public_url`, else the status server of this serve (or of
+    /// its parent), else `[serve] status_port` on 127.0.0.1; nil when the status server is off.
+    static func base(config: HostConfig) -> (url: String, isPublic: Bool)? {
+        if let url = config.servePublicURL { return (url, true) }
+        if let port = ServeStatusAddress.port { return ("http://127.0.0.1:\(port)", false) }
+        let configured = config.serveStatusPort
+        return configured > 0 ? ("http://127.0.0.1:\(configured)", false) : nil
     }
 }

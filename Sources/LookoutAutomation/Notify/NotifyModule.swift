@@ -38,7 +38,7 @@ struct NotifyModule: LuaModule {
         self.openStore = openStore
     }
 
-    static let sendKeys: Set<String> = ["title", "message", "severity", "alert_id", "id", "wait", "kind", "state"]
+    static let sendKeys: Set<String> = ["title", "message", "severity", "alert_id", "id", "wait", "kind", "state", "episode"]
 
     /// How long `send` waits for the first attempt before answering `pending` (it goes on).
     static let firstAttemptWindow: TimeInterval = 5
@@ -69,7 +69,11 @@ struct NotifyModule: LuaModule {
                 }
                 let engine = call.engine
                 return try call.wait("notify.send \(channelName)", {
-                    let outbox = NotifyOutbox.shared(store: try openStore(), sender: sender)
+                    let store = try openStore()
+                    // Alerts' notifications (the alert library names its alert) still go out on a
+                    // full disk, into the room kept free; a script's own messages are refused first.
+                    if message.alertID == nil { try store.requireRoom() }
+                    let outbox = NotifyOutbox.shared(store: store, sender: sender)
                     let item = try await outbox.enqueue(message)
                     guard wait else {
                         Task.detached { await outbox.attempt(item.id, force: false) }
@@ -125,12 +129,17 @@ struct NotifyModule: LuaModule {
             guard case .bool(let b) = value else { throw call.argumentError(2, "msg.wait: expected a boolean") }
             wait = b
         }
+        var episode: Int64?
+        if let value = opts["episode"] {
+            guard case .int(let number) = value, number >= 1 else { throw call.argumentError(2, "msg.episode: expected a positive integer") }
+            episode = number
+        }
         let time = Int64((call.engine.clock.now().timeIntervalSince1970 * 1000).rounded())
         let id = try text("id") ?? UUID().uuidString.lowercased()
         guard !id.isEmpty, id.utf8.count <= 200 else { throw call.argumentError(2, "msg.id: expected 1 to 200 bytes") }
         let message = NotifyMessage(id: id, channel: channel, title: try text("title") ?? "", message: body, severity: severity,
                                     alertID: try text("alert_id"), kind: try text("kind") ?? "message", time: time,
-                                    source: call.engine.options.name, state: try text("state"))
+                                    source: call.engine.options.name, state: try text("state"), episode: episode)
         return (message, wait)
     }
 

@@ -54,7 +54,10 @@ struct NotifySender: Sendable {
 
     private func http(_ message: NotifyMessage, _ channel: NotifyChannel) async -> NotifyOutcome {
         let prepared: NotifyHTTPRequest
-        do throws(LuaErrorInfo) { prepared = try NotifyHTTPRequest.make(message, channel: channel, config: config, environment: environment) } catch {
+        let ack = await ackLink(message)
+        do throws(LuaErrorInfo) {
+            prepared = try NotifyHTTPRequest.make(message, channel: channel, config: config, environment: environment, ack: ack)
+        } catch {
             return .failed(error.message, status: nil)
         }
         let result: HTTPResult
@@ -68,10 +71,31 @@ struct NotifySender: Sendable {
         let text = NotifyHTTPRequest.redact("\(prepared.request.summary): HTTP \(result.status)", prepared.secrets)
             + (detail.isEmpty ? "" : ": " + detail)
         if result.status == 408 || result.status == 429 || result.status >= 500 {
-            let after = result.joinedHeaders["retry-after"].flatMap(TimeInterval.init)
+            let after = result.joinedHeaders["retry-after"].flatMap { HTTPDate.retryAfter($0) }  // capped by the policy
             return .retry(text, status: result.status, after: after)
         }
         return .failed(text, status: result.status)
+    }
+
+    /// The ack link of a message about an alert episode, made now (after the script's code ran:
+    /// it is never stored with the message, and only HTTP channels to people carry it). None when
+    /// the message is not about an episode, is a "resolved", names an alert another script
+    /// defined or an episode older than the alert's current one, or no status server is known.
+    func ackLink(_ message: NotifyMessage) async -> NotifyAckLink? {
+        guard let alert = message.alertID, let episode = message.episode, message.kind != "resolved",
+              let base = NotifyAckLink.base(config: config)
+        else { return nil }
+        // The link key lives beside the SQLite file; a PostgreSQL state store has no local
+        // folder of its own here, so its messages carry no ack link (yet).
+        guard let store = try? openStore(), let databaseFile = (store as? StateStore)?.path else { return nil }
+        if let record = try? await store.alertRecord(id: alert),
+           record.status.script != message.source || record.status.episode > episode {
+            return nil
+        }
+        let directory = (databaseFile as NSString).deletingLastPathComponent
+        guard let key = try? AckLinkKey.load(stateDirectory: directory) else { return nil }
+        let link = key.link(alert: alert, episode: episode, now: Date())
+        return NotifyAckLink(url: link.url(base: base.url), token: link.token, isPublic: base.isPublic)
     }
 
     /// A Nightscout treatment with `eventType = "Announcement"`, queued in the site's outbox

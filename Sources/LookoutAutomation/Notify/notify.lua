@@ -4,7 +4,7 @@
 --- | type | settings | sends |
 --- | --- | --- | --- |
 --- | "log" | | a log line (urgent: critical, warning: warning, info: notice) |
---- | "webhook" | `url` (or `url_env`/`url_file` when the URL is itself a secret, as Slack's and Discord's are), optional `token_env`/`token_file` (Bearer) | `POST url`, JSON `{id, channel, title, message, severity, kind, time, alert_id, source}` |
+--- | "webhook" | `url` (or `url_env`/`url_file` when the URL is itself a secret, as Slack's and Discord's are), optional `token_env`/`token_file` (Bearer) | `POST url`, JSON `{id, channel, title, message, severity, kind, time, alert_id, source, episode, ack_url}` |
 --- | "ntfy" | `topic`, `url` (default https://ntfy.sh), optional `token_*` | `POST url/topic`, text body, `Title`, `Priority` (5/4/3), `Tags` headers |
 --- | "pushover" | `token_*` (app), `user_key_*`, `url` (default https://api.pushover.net) | form `POST /1/messages.json`; urgent = priority 2 (repeats until acknowledged in the app) |
 --- | "telegram" | `token_*` (bot), `chat_id`, `url` (default https://api.telegram.org) | `POST /bot<token>/sendMessage` JSON `{chat_id, text}` |
@@ -17,6 +17,11 @@
 --- to 5 min) on network errors, 408, 429 and 5xx; other refusals stay "failed". Secrets are read
 --- when sending, never stored with the message and never shown in errors. Under `lookout test`
 --- nothing is sent: a `notify` side effect is recorded.
+---
+--- A message about an alert episode (`alert_id` and `episode`, as the alert library sends them)
+--- gets the episode's ack link when it is sent (ntfy: an "Acknowledge" action; Pushover: its URL;
+--- Telegram: a button with `[serve] public_url`, else a line of text; webhook: `ack_url` in the
+--- JSON). The host makes the link after the script's code ran; no script can read it.
 ---@class notifylib
 local notify = {}
 
@@ -25,6 +30,7 @@ local notify = {}
 ---@field title? string
 ---@field severity? "urgent"|"warning"|"info" default "info"
 ---@field alert_id? string the alert it is about (Signal K path leaf)
+---@field episode? integer the alert's episode it is about: with `alert_id`, the host adds that episode's ack link when it sends (never visible to scripts)
 ---@field id? string a stable id: sending the same id twice delivers once (default: a new UUID)
 ---@field kind? string why: "firing", "stale", "repeat", "escalated", "resolved" (default "message")
 ---@field state? "normal"|"alert"|"warn"|"alarm"|"emergency" the Signal K state (default from severity)

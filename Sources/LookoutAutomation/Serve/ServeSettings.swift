@@ -37,6 +37,8 @@ public struct ServeWorkerLauncher: Sendable {
     public static let quarantinedStatus: Int32 = 3
     /// Where the worker of a script writes its health.
     public var healthFile: @Sendable (_ file: String) -> String
+    /// The most resident memory a worker may use (``WorkerMemoryCeiling``); nil = none.
+    public var memoryCeiling: Int?
 
     /// Creates a launcher.
     public init(executable: String, arguments: @escaping @Sendable (_ file: String) -> [String],

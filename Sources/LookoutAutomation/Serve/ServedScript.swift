@@ -162,8 +162,13 @@ actor ServedScript {
         return .finished
     }
 
+    /// How long a stop waits after the drain's interrupt for the script to end (then it is left
+    /// to end on its own and the stop returns).
+    static let interruptGraceMilliseconds = 750
+
     /// Stops the script: no new runs start, running tasks get `settings.drainDeadline`, then
-    /// everything left is cancelled and the state closed.
+    /// everything left is cancelled and the state closed; it returns within the drain and
+    /// ``interruptGraceMilliseconds`` whatever the script does.
     func stop() async {
         stopping = true
         loop?.cancel()
@@ -171,35 +176,43 @@ actor ServedScript {
         // the runtime (whose executor thread then ends), and this actor runs one of them at a time.
         // A stuck state answers no call: each goes through the stall watch, which gives up on it.
         if let (runtime, generation, stall) = current {
-            _ = await stall.run { await runtime.withLiveEngine(generation: generation) { $0.stopTimers() } }
+            // Every wait below ends at its deadline, even when the script's executor is too busy
+            // to answer (thousands of tasks): the drain ends on time whatever the script has in flight.
             let deadline = ContinuousClock.now + .milliseconds(Int(settings.drainDeadline * 1000))
-            var idle = false, waitingForEvents = false
-            while !idle, ContinuousClock.now < deadline {
-                guard current?.runtime === runtime else { idle = true; break }
-                let (done, events) = await stall.run {
-                    await runtime.withLiveEngine(generation: generation) { ($0.isIdle, $0.onlyAwaitsEvents) } ?? (true, false)
-                } ?? (true, false)
-                idle = done || events
-                waitingForEvents = !done && events
-                if !idle { try? await Task.sleep(for: .milliseconds(20)) }
+            let drained = await ServeDeadline.first(at: deadline) { () async -> (idle: Bool, events: Bool) in
+                _ = await stall.run { await runtime.withLiveEngine(generation: generation) { $0.stopTimers() } }
+                while true {
+                    let (done, events) = await stall.run {
+                        await runtime.withLiveEngine(generation: generation) { ($0.isIdle, $0.onlyAwaitsEvents) } ?? (true, false)
+                    } ?? (true, false)
+                    if done || events || ContinuousClock.now >= deadline { return (done, events) }
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
             }
-            if waitingForEvents {
+            if let drained, !drained.idle, drained.events {
                 // Only handlers waiting for their next message (boat:on): nothing to drain.
                 log("\(name): stopped at once (its tasks were only waiting for events)")
-                await runtime.cancelAll()
-            } else if !idle {
+                let grace = ContinuousClock.now + .milliseconds(ServedScript.interruptGraceMilliseconds)
+                _ = await ServeDeadline.first(at: grace) { await runtime.cancelAll() }
+            } else if drained?.idle != true {
                 log("\(name): still busy after the \(Quantities.formatDuration(settings.drainDeadline)) drain; interrupting")
-                runtime.interrupt()
+                runtime.interrupt()  // cancels every task and its requests in flight
             }
         }
         if let process, process.isRunning {
             let pid = process.processIdentifier
             kill(pid, SIGTERM)
-            let deadline = ContinuousClock.now + .milliseconds(Int(settings.drainDeadline * 1000) + 2000)
+            // The worker drains as this process does and ends within its drain and a moment.
+            let deadline = ContinuousClock.now + .milliseconds(Int(settings.drainDeadline * 1000) + ServedScript.interruptGraceMilliseconds)
             while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
             if process.isRunning { kill(pid, SIGKILL) }
         }
-        await loop?.value
+        if let loop {
+            let grace = ContinuousClock.now + .milliseconds(ServedScript.interruptGraceMilliseconds)
+            if await ServeDeadline.first(at: grace, { await loop.value }) == nil {
+                log("\(name): did not end within \(ServedScript.interruptGraceMilliseconds) ms of the interrupt; left to end on its own")
+            }
+        }
         health.updateScript(name) { $0.state = .stopped; $0.nextRun = nil; $0.nextRestart = nil }
     }
 }
@@ -233,6 +246,7 @@ extension ServedScript {
         child.arguments = launcher.arguments(file)
         var environment = ProcessInfo.processInfo.environment
         environment[ServeWorkerLauncher.healthVariable] = healthFile
+        if let ceiling = launcher.memoryCeiling { environment[WorkerMemoryCeiling.variable] = String(ceiling) }
         child.environment = environment
         let (exits, continuation) = AsyncStream<Int32>.makeStream()
         child.terminationHandler = { process in
@@ -249,6 +263,8 @@ extension ServedScript {
         let health = self.health
         let pid = child.processIdentifier
         health.updateScript(name) { $0.state = .running; $0.detail = "worker pid \(pid)" }
+        let memory = launcher.memoryCeiling.map { WorkerMemoryWatch(pid: pid, ceiling: $0) }
+        defer { memory?.cancel() }
         let copier = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
@@ -266,6 +282,10 @@ extension ServedScript {
             let reason = health.script(name)?.lastError ?? "stuck past its limits"
             health.updateScript(name) { $0.state = .quarantined; $0.nextRestart = nil; $0.nextRun = nil }
             return .quarantined(reason + " (worker process \(pid) ended)")
+        }
+        if let reason = memory?.reason {
+            health.updateScript(name) { $0.lastError = reason; $0.lastErrorAt = Date(); $0.errors += 1 }
+            return .crashed(reason)
         }
         let reason = child.terminationReason == .uncaughtSignal ? "worker killed by signal \(status)" : "worker exited with status \(status)"
         return .crashed(reason)

@@ -69,7 +69,8 @@ public struct StatusRoute: Sendable {
 }
 
 /// The loopback HTTP server of `serve`: `GET /status` answers the health registry as JSON
-/// (`HealthDocument`), plus any extra routes. It listens on 127.0.0.1 only.
+/// (`HealthDocument`), plus any extra routes. It listens on 127.0.0.1 only, and answers only
+/// requests that pass its `StatusDoor` (Host, Origin).
 public final class StatusServer: Sendable {
     /// Errors from `start`.
     public struct StartError: Error, CustomStringConvertible, Sendable {
@@ -80,16 +81,20 @@ public final class StatusServer: Sendable {
     private let health: HealthRegistry
     private let info: @Sendable () -> [String: String]
     private let routes: [StatusRoute]
+    private let door: StatusDoor
     private let task = Locked<Task<Void, any Error>?>(nil)
+    private let boundPort = Locked<Int?>(nil)
 
     /// - Parameters:
     ///   - info: extra fields of the document's `info` (pid, start time…), read per request.
     ///   - extraRoutes: routes besides `GET /status`.
+    ///   - door: whom it answers (`Host`) and acts for (`Origin`), checked before any route.
     public init(health: HealthRegistry, info: @escaping @Sendable () -> [String: String] = { [:] },
-                extraRoutes: [StatusRoute] = []) {
+                extraRoutes: [StatusRoute] = [], door: StatusDoor = StatusDoor()) {
         self.health = health
         self.info = info
         self.routes = extraRoutes
+        self.door = door
     }
 
     /// Starts listening on 127.0.0.1:`port` (0: any free port); returns the port.
@@ -98,7 +103,7 @@ public final class StatusServer: Sendable {
         var logger = Logger(label: "lookout.status")
         logger.logLevel = .critical
         let app = Application(
-            responder: StatusRoutes.router(health: health, info: info, routes: routes).buildResponder(),
+            responder: StatusRoutes.router(health: health, info: info, routes: routes, door: door).buildResponder(),
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? 0)
@@ -116,12 +121,15 @@ public final class StatusServer: Sendable {
             do { try await running.value; reason = "the server stopped" } catch { reason = "\(error)" }
             throw StartError(description: "cannot listen on 127.0.0.1:\(port): \(reason)")
         }
+        boundPort.withLock { $0 = bound }
+        ServeStatusAddress.add(port: bound)  // scripts' `http` requests may not reach it
         return bound
     }
 
     /// Stops the server.
     public func stop() async {
         guard let running = task.withLock({ task -> Task<Void, any Error>? in defer { task = nil }; return task }) else { return }
+        if let bound = boundPort.withLock({ port -> Int? in defer { port = nil }; return port }) { ServeStatusAddress.remove(port: bound) }
         running.cancel()
         _ = try? await running.value
     }
@@ -134,10 +142,12 @@ public final class StatusServer: Sendable {
 /// prefix does not match (`/ack/urgent` with routes `/ack/` and `/ack/urgent/`), the longest
 /// matching prefix wins, as before. What no route answers gets a plain-text 404, or 405 on `/status`.
 enum StatusRoutes {
-    static func router(health: HealthRegistry, info: @escaping @Sendable () -> [String: String], routes: [StatusRoute])
-        -> Router<BasicRequestContext>
+    static func router(health: HealthRegistry, info: @escaping @Sendable () -> [String: String], routes: [StatusRoute],
+                       door: StatusDoor = StatusDoor()) -> Router<BasicRequestContext>
     {
         let router = Router()
+        // First: the door wraps every route added below and the not-found answers.
+        router.add(middleware: StatusDoorMiddleware(door: door))
         router.add(middleware: StatusNotFoundMiddleware(routes: routes))
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/status", method: method) { _, _ in

@@ -15,7 +15,12 @@ final class FeedbackClient: LuaObject {
     let openStore: @Sendable () throws -> any StateBackend
     let policy: RetryPolicy
 
-    init(connection: NorthlightConnection, openStore: @escaping @Sendable () throws -> any StateBackend, policy: RetryPolicy) {
+    /// What one script may keep waiting in the outbox.
+    let quota: OutboxQuota?
+
+    init(connection: NorthlightConnection, openStore: @escaping @Sendable () throws -> any StateBackend, policy: RetryPolicy,
+         quota: OutboxQuota? = nil) {
+        self.quota = quota
         self.connection = connection
         self.openStore = openStore
         self.policy = policy
@@ -87,7 +92,7 @@ final class FeedbackClient: LuaObject {
             guard let s = value.text else { throw call.argumentError(1, "opts.\(key): expected a string") }
             text[key] = s
         }
-        let connection = this.connection, openStore = this.openStore, policy = this.policy, fields = text
+        let connection = this.connection, openStore = this.openStore, policy = this.policy, quota = this.quota, fields = text
         let source = call.engine.options.name
         let operation: @Sendable () async throws -> NorthlightSubmissions.Outcome = {
             let client = try await connection.client()
@@ -102,7 +107,7 @@ final class FeedbackClient: LuaObject {
                                                               category: fields["category"], email: fields["email"])
             }
             return try await NorthlightSubmissions.submit(submission, connection: connection, client: client, store: try openStore(),
-                                                          policy: policy, source: source)
+                                                          policy: policy, source: source, quota: quota)
         }
         return try wait(call, bug ? "feedback bug" : "feedback submit", operation) { stack, outcome in
             stack.push(FeedbackLuaValues.outcome(outcome))
@@ -113,7 +118,7 @@ final class FeedbackClient: LuaObject {
     /// Kit work for a script: Northlight errors become `nil, err`.
     static func wait<T: Sendable>(_ call: LuaCall, _ what: String, _ operation: @escaping @Sendable () async throws -> T,
                                   deliver: @escaping (LuaStack, T) -> Int32) throws(LuaRaise) -> LuaReturn {
-        try call.wait(what, {
+        try call.request(what, {
             do { return try await operation() } catch { throw LuaErrorInfo.northlight(error) }
         }, deliver: deliver)
     }

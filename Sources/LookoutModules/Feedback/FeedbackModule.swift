@@ -60,7 +60,8 @@ public struct FeedbackModule: LuaModule {
                 do {
                     let connection = try NorthlightConnection.profile(name, config: config, appVersion: appVersion, environment: environment)
                     Task.detached { if let store = try? openStore() { try? await NorthlightSubmissions.resumeQueued(connection: connection, store: store) } }
-                    call.push(object: FeedbackClient(connection: connection, openStore: openStore, policy: policy), type: FeedbackClient.type)
+                    call.push(object: FeedbackClient(connection: connection, openStore: openStore, policy: policy,
+                                                     quota: config.limits.outboxQuota), type: FeedbackClient.type)
                     return .values(1)
                 } catch {
                     return call.failure(LuaErrorInfo.northlight(error))

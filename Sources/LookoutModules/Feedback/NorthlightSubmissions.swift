@@ -20,7 +20,8 @@ public enum NorthlightSubmissions {
     /// Sends `submission` now; queues it when the failure may pass. Final failures (invalid input,
     /// a refused key, the free tier's limit) are thrown and nothing is queued.
     public static func submit(_ submission: NorthlightSubmission, connection: NorthlightConnection, client: NorthlightClient,
-                              store: any StateBackend, policy: RetryPolicy = RetryPolicy(), source: String?) async throws -> Outcome {
+                              store: any StateBackend, policy: RetryPolicy = RetryPolicy(), source: String?,
+                              quota: OutboxQuota? = nil) async throws -> Outcome {
         let reason: NorthlightError
         do {
             return .sent(id: try await client.send(submission))
@@ -37,7 +38,12 @@ public enum NorthlightSubmissions {
                               source: source, created: Date())
         item.attempts = 1
         item.nextAttempt = item.created.addingTimeInterval(wait)
-        item = try await store.insert(item)
+        if let quota {
+            try store.requireRoom()
+            item = try await store.insert(item, quota: quota)
+        } else {
+            item = try await store.insert(item)
+        }
         item.lastError = failure.message
         item.lastStatus = failure.status
         try await store.update(item)

@@ -31,7 +31,7 @@ final class GarminAccount: LuaObject {
     static func wait<T: Sendable>(
         _ call: LuaCall, _ what: String, _ operation: @escaping @Sendable () async throws -> T, deliver: @escaping (LuaStack, T) -> Int32
     ) throws(LuaRaise) -> LuaReturn {
-        try call.wait(
+        try call.request(
             what,
             {
                 do { return try await operation() } catch { throw LuaErrorInfo.garmin(error) }

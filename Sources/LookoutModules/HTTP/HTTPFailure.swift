@@ -6,8 +6,9 @@ import NIOCore
 /// An expected failure of `http` (the `err` of `nil, err`).
 ///
 /// Codes: `invalid_url`, `timeout`, `network` (connection refused or reset, DNS, TLS), `redirect`
-/// (more than 5 redirects or a loop), `too_large` (body over `max_size`), `cancelled`, `refused`
-/// (a remote-command endpoint). Messages
+/// (more than 5 redirects or a loop), `too_large` (body over `max_size`), `memory` (the bodies of
+/// the script's requests in flight over its memory limit), `limit` (too many requests in flight),
+/// `cancelled`, `refused` (a remote-command endpoint, or the host's own status server). Messages
 /// name the request as `GET https://host/path`: never credentials, the query (it may carry a
 /// token) or header values.
 public struct HTTPFailure: Error, LuaErrorConvertible {
@@ -38,6 +39,16 @@ public struct HTTPFailure: Error, LuaErrorConvertible {
                 + "(\(request.maxSize) bytes); raise max_size to accept it", retryable: false)
     }
 
+    /// The script's host memory budget (``LuaHostBytes``, as large as its memory limit) cannot hold
+    /// this body: the bodies of its requests in flight already fill it.
+    static func memory(_ request: HTTPPreparedRequest, what: String, limit: Int) -> HTTPFailure {
+        HTTPFailure(
+            "memory",
+            "\(request.summary): the \(what) does not fit in what the host may buffer for this script "
+                + "(\(Quantities.formatSize(limit)) for the bodies of all its requests in flight, the memory limit; see --memory-limit)",
+            retryable: true)
+    }
+
     /// The request (or a redirect it followed) addresses a Loop remote-command endpoint, which
     /// only the client methods may reach (see ``RemoteCommandEndpoints``).
     static func remoteCommand(_ method: String, _ url: String) -> HTTPFailure {
@@ -47,6 +58,16 @@ public struct HTTPFailure: Error, LuaErrorConvertible {
                 + "(/api/v2/notifications/loop, /api/v2/remotecommands). Use home:bolus, home:carbs or "
                 + "home:remote_command on a nightscout.client profile: they pass the host's remote-command guard "
                 + "(the profile's limits, confirmation and the audit log)", retryable: false)
+    }
+
+    /// The request (or a redirect it followed) addresses this host's own status server
+    /// (``StatusPortGuard``).
+    static func statusServer(_ method: String, _ url: String) -> HTTPFailure {
+        HTTPFailure(
+            "refused",
+            "\(method) \(display(url: url)): refused: this is the status server of the serve running this script; "
+                + "scripts cannot reach it (alert.ack acknowledges an alert from a script)",
+            retryable: false)
     }
 
     /// Maps what the transport threw.

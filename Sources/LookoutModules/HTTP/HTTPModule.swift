@@ -45,7 +45,9 @@ public struct HTTPModule: LuaModule {
         return try send(call, spec)
     }
 
-    /// Starts the request and waits for the whole answer; a bad URL returns `nil, err` at once.
+    /// Starts the request and waits for the whole answer; a bad URL returns `nil, err` at once. The
+    /// request is one of the script's requests in flight (``LuaCall/request(_:_:deliver:)``), and
+    /// its body and the answer's count against its host memory budget (``LuaEngine/hostBytes``).
     static func send(_ call: LuaCall, _ spec: HTTPRequestSpec) throws -> LuaReturn {
         let request: HTTPPreparedRequest
         do {
@@ -54,7 +56,15 @@ public struct HTTPModule: LuaModule {
             return call.failure(error.luaError)
         }
         let engine = call.engine
-        return try call.wait(request.summary, { try await HTTPTransport.perform(request) }) { stack, result in
+        let budget = engine.hostBytes
+        guard let outgoing = budget.reserve(request.body?.count ?? 0) else {
+            return call.failure(HTTPFailure.memory(request, what: "request body", limit: budget.limit).luaError)
+        }
+        return try call.request(request.summary, {
+            let result = try await HTTPTransport.perform(request, budget: budget)
+            withExtendedLifetime(outgoing) {}  // the request body counts until the exchange ended
+            return result
+        }) { stack, result in
             pushResponse(result, on: stack, engine: engine)
             return 1
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Lua
 
 /// One HTTP exchange as a script asked for it (`http.request{…}`), with its arguments checked.
 ///
@@ -123,6 +124,9 @@ public struct HTTPResult: Sendable {
     var headers: [(name: String, value: String)]
     /// The body, at most the request's `maxSize` bytes.
     public var body: [UInt8]
+    /// The body's bytes in the script's host memory budget (``LuaHostBytes``), given back when
+    /// the result is freed (after the body was handed to the script).
+    var hold: LuaHostBytes.Hold?
 
     /// Headers by lower-case name; repeated headers joined with `", "`.
     public var joinedHeaders: [String: String] {

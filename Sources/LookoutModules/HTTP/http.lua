@@ -5,7 +5,15 @@
 --- running. Any status is an answer: a 404 or 500 comes back as `resp` with `resp.status`.
 --- Failures to get an answer return `nil, err` with `err.code`: "invalid_url", "timeout",
 --- "network" (refused, reset, DNS, TLS), "redirect" (more than 5 or a loop), "too_large"
---- (body over `max_size`) or "cancelled"; `err.retryable` says whether trying later may help.
+--- (body over `max_size`), "limit" (too many requests in flight, see below), "memory" (the
+--- bodies of the script's requests in flight over its memory limit), "cancelled" or "refused"
+--- (a Loop remote-command endpoint, or the status server of the `serve` running the script, on
+--- any loopback spelling, also after a redirect); `err.retryable` says whether trying later may help.
+---
+--- A script runs at most 32 requests at once (`[limits] requests_in_flight`,
+--- `--requests-in-flight`; shared with the service clients): the next ones wait for a slot in
+--- order, and a request's `timeout` counts from when it starts; when 8 times as many already
+--- wait, the call returns `nil, err` with `err.code == "limit"` at once.
 --- Messages never include credentials, query strings or header values.
 ---@class httplib
 local http = {}
@@ -26,7 +34,7 @@ local http = {}
 ---@field json? any sent as `json.encode(value)` with content-type application/json (unless a header sets one)
 ---@field timeout? number|string for the whole exchange, body included: seconds or "30s", "2m" (default 30 s; at most 1d)
 ---@field max_size? integer|string largest body accepted: bytes or "512KB", "10MB" (default 10 MiB, at most 1 GiB; units are powers of 1024)
----@field follow_redirects? boolean follow 3xx answers, at most 5 (default true); authorization is dropped when leaving the origin
+---@field follow_redirects? boolean follow 3xx answers, at most 5 (default true). On a redirect to another origin (scheme, host or port) only `accept`, `accept-language`, `cache-control`, `content-language`, `content-length`, `content-type`, `pragma` and `user-agent` are sent on: every other header (`authorization`, `cookie`, `api-secret`, `x-api-key`, …) is dropped
 
 --- Sends an HTTP request and waits for the whole answer.
 --- Context: task only (waits).

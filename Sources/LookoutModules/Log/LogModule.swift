@@ -19,7 +19,11 @@ public struct LogModule: LuaModule {
         for (name, level) in levels {
             functions[name] = { [logger] call in
                 guard logger.logLevel <= level else { return .nothing }
-                logger.log(level: level, "\(call.joinedText())")
+                // Shares the script's output budget with `print`: lines cut, rate limited.
+                let (pass, summary) = call.engine.outputLimiter.admit()
+                guard pass else { return .nothing }
+                if let summary { logger.log(level: .warning, "\(summary)") }
+                logger.log(level: level, "\(call.engine.outputLimiter.cut(call.joinedText()))")
                 return .nothing
             }
         }

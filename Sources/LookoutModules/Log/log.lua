@@ -4,6 +4,11 @@
 --- Messages go to standard error (and the service log under `lookout serve`). Arguments are
 --- joined with spaces after `tostring`, like `print`. The level shown is set by `[log] level` in
 --- the config or `--verbose`.
+---
+--- `log` and `print` share one budget per script: a line longer than `[limits] log_line` (4 KiB)
+--- is cut, ending in `…(+N bytes)`; past a burst of `[limits] log_burst` lines (500), lines pass at
+--- `[limits] log_rate` a second (10) and the rest are dropped, counted in a
+--- `… suppressed N lines` line written before the next one that passes.
 ---@class loglib
 local log = {}
 

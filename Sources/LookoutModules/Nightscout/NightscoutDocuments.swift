@@ -15,13 +15,52 @@ enum NightscoutDocuments {
     /// The ISO field of a collection's documents: `dateString` for entries, else `created_at`.
     static func isoField(_ collection: V3Collection) -> String { collection == .entries ? "dateString" : "created_at" }
 
+    /// The fields that hold a time in epoch milliseconds.
+    static let timeFields: Set<String> = ["date", "mills", "srvModified", "srvCreated"]
+
+    /// Why the document at `index` must not reach a script, or nil: a top-level number that is
+    /// not finite (`"sgv": 1e999` decodes to inf, and an alert would read `-inf` as a low), or a
+    /// time field beyond the dates a server holds (±8.64e15 ms, a JavaScript date's range).
+    static func unusable(at index: Int32, stack: LuaStack) -> String? {
+        guard stack.ensure(4) else { return nil }
+        let doc = stack.absolute(index)
+        stack.pushNil()
+        while stack.next(in: doc) {
+            if stack.kind(at: -1) == .number, stack.kind(at: -2) == .string, let d = stack.number(at: -1) {
+                let key = stack.string(at: -2) ?? "?"
+                var reason: String?
+                if !d.isFinite {
+                    reason = "\(key) is not a finite number (\(d))"
+                } else if timeFields.contains(key), abs(d) > 8.64e15 {
+                    reason = "\(key) \(d) is beyond any date"
+                }
+                if let reason {
+                    stack.pop(2)
+                    return reason
+                }
+            }
+            stack.pop()
+        }
+        return nil
+    }
+
+    /// Writes the warning for documents dropped from one read (nothing when none were).
+    static func warnDropped(_ dropped: Int, of total: Int, collection: V3Collection, reason: String?, engine: LuaEngine) {
+        guard dropped > 0 else { return }
+        engine.options.warnings("nightscout: dropped \(dropped) of \(total) \(collection.rawValue) documents the server sent: "
+            + (reason ?? "unusable") + (dropped > 1 ? " (the first)" : ""))
+    }
+
     /// Pushes one array (encoding back as a JSON array even when empty) of every document in
-    /// `bodies`, or `nil, err` when a body is not the JSON expected.
+    /// `bodies`, or `nil, err` when a body is not the JSON expected. Documents ``unusable(at:stack:)``
+    /// finds unfit are dropped, with a warning that counts them and says why.
     static func pushList(_ answer: Bodies, collection: V3Collection, stack: LuaStack, engine: LuaEngine) -> Int32 {
         guard stack.ensure(6) else { return 0 }
         stack.push(LuaValue.array([]))
         let list = stack.absolute(-1)
-        var n = 0
+        var n = 0, dropped = 0
+        var reason: String?
+        defer { warnDropped(dropped, of: n + dropped, collection: collection, reason: reason, engine: engine) }
         for body in answer.bodies {
             if let failure = pushPayload(body, api: answer.api, stack: stack, engine: engine) {
                 stack.pop()
@@ -35,7 +74,15 @@ enum NightscoutDocuments {
             let count = stack.rawLength(at: page)
             for i in stride(from: 1, through: count, by: 1) {
                 stack.rawIndex(i, of: page)
-                if stack.kind(at: -1) == .table { finish(at: -1, collection: collection, stack: stack) }
+                if stack.kind(at: -1) == .table {
+                    if let why = unusable(at: -1, stack: stack) {
+                        stack.pop()
+                        dropped += 1
+                        reason = reason ?? why
+                        continue
+                    }
+                    finish(at: -1, collection: collection, stack: stack)
+                }
                 n += 1
                 stack.setIndex(n, in: list)
             }
@@ -55,7 +102,14 @@ enum NightscoutDocuments {
             return fail(failure, stack: stack, engine: engine)
         }
         switch stack.kind(at: -1) {
-        case .table: if let collection { finish(at: -1, collection: collection, stack: stack) }
+        case .table:
+            if let collection {
+                if let why = unusable(at: -1, stack: stack) {
+                    stack.pop()
+                    return fail("the server's \(collection.rawValue) document is unusable: \(why)", stack: stack, engine: engine)
+                }
+                finish(at: -1, collection: collection, stack: stack)
+            }
         case .lightUserdata, .nil: stack.pop(); return noData(missing, stack: stack, engine: engine)  // json.null: no document
         default: stack.pop(); return fail("expected a document", stack: stack, engine: engine)
         }

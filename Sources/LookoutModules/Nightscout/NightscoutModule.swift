@@ -59,7 +59,7 @@ public struct NightscoutModule: LuaModule {
         NightscoutProfileMethods.register(engine: engine, stack: stack)
         try NightscoutRemoteCommandHandle.register(engine: engine, stack: stack)
         let config = self.config, environment = self.environment, confirmation = self.confirmation
-        let outboxes = NightscoutOutboxes.Opener(openStore: openStore, policy: retryPolicy)
+        let outboxes = NightscoutOutboxes.Opener(openStore: openStore, policy: retryPolicy, quota: config.limits.outboxQuota)
         let library: [String: LuaBinding] = [
             "client": { call in
                 let name = try call.string(1)

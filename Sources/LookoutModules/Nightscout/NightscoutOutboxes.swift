@@ -16,6 +16,16 @@ public enum NightscoutOutboxes {
     struct Opener: Sendable {
         let openStore: @Sendable () throws -> any StateBackend
         let policy: RetryPolicy
+        /// What one script may keep waiting (`[limits] outbox_items`, `outbox_bytes`).
+        var quota: OutboxQuota? = HostConfig.Limits.defaults.outboxQuota
+
+        /// The state database, refusing when it has no room left for a script's write
+        /// (`StateStore.requireRoom()`).
+        func storeWithRoom() throws -> any StateBackend {
+            let store = try openStore()
+            try store.requireRoom()
+            return store
+        }
 
         /// The outbox of `queue` (see `NightscoutOutboxes.outbox(for:queue:store:policy:)`).
         public func outbox(for client: NightscoutClient, queue: String) throws -> (Outbox, OutboxDrainer) {

@@ -51,7 +51,8 @@ enum NightscoutProfileMethods {
     }
 
     /// The value of `kind` at argument `n` (a time, default now) in the named profile (argument
-    /// `n + 1`, default the set's `defaultProfile`); `nil` when that schedule is empty.
+    /// `n + 1`, default the set's active profile: `defaultProfile`, else the first by name); `nil`
+    /// when that schedule is empty. A name the store lacks raises.
     static func value(_ call: LuaCall, _ kind: ProfileScheduleKind, at n: Int) throws(LuaRaise) -> Double? {
         let at: Date
         do throws(LuaRaise) {
@@ -66,7 +67,14 @@ enum NightscoutProfileMethods {
         } catch {
             throw LuaRaise("profile: not a Nightscout profile document (\(error))")
         }
-        let name = try call.optionalString(n + 1) ?? set.defaultProfile ?? "Default"
+        // Without a name: the set's `defaultProfile`, or the first profile when that is missing
+        // or names none in the store (`ProfileSet.activeProfile`, as xDrip4iOS reads it).
+        guard let name = try call.optionalString(n + 1) else {
+            guard let profile = set.activeProfile else {
+                throw LuaRaise("profile: the document has no profiles in its store")
+            }
+            return profile.value(kind, at: at)
+        }
         guard let profile = set.store[name] else {
             let known = set.store.keys.sorted().joined(separator: ", ")
             throw LuaRaise("profile: no profile named '\(name)' (the document has: \(known.isEmpty ? "none" : known))")

@@ -39,9 +39,9 @@ struct NightscoutRemoteSettings: Sendable {
                             "min_interval", "duplicate_window", "overrides", "toggles"]
 
     /// Reads the settings of `[nightscout.NAME]`. The limits are the strictest of this profile's
-    /// and those of every other profile naming the same site (`RemoteCommandSite.key`) with any
-    /// of `limitKeys`: the smallest maxima, the longest interval and duplicate window, only the
-    /// overrides and toggles all of them allow. A script cannot pick the laxest profile of a
+    /// and those of every other profile naming the same site (however spelled: any key of
+    /// `RemoteCommandSite.keys(for:)` in common, host names resolved) with any of `limitKeys`:
+    /// the smallest maxima, the longest interval and duplicate window, only the overrides and toggles all of them allow. A script cannot pick the laxest profile of a
     /// site. `live` stays this profile's own (a dry-run profile sends nothing either way).
     /// - Throws: `ConfigError` naming the key and line of a bad value (never a secret), also of
     ///   another profile of the same site.
@@ -49,10 +49,11 @@ struct NightscoutRemoteSettings: Sendable {
         -> NightscoutRemoteSettings
     {
         var limits = try ownLimits(profile)
-        if let site = siteKey(profile) {
+        if let site = siteKeys(profile) {
             for name in config.profiles(service: "nightscout") where name != profile.name {
-                guard let other = config.profile(service: "nightscout", name: name), siteKey(other) == site,
-                      limitKeys.contains(where: { other[$0] != nil }) else { continue }
+                guard let other = config.profile(service: "nightscout", name: name),
+                      limitKeys.contains(where: { other[$0] != nil }),
+                      let keys = siteKeys(other), !site.isDisjoint(with: keys) else { continue }
                 limits = strictest(limits, try ownLimits(other))
             }
         }
@@ -105,11 +106,12 @@ struct NightscoutRemoteSettings: Sendable {
         }
     }
 
-    /// The budget key of the profile's `url`, or nil when it has none or it is not a site URL.
-    static func siteKey(_ profile: HostConfig.Profile) -> String? {
+    /// The budget keys of the profile's `url` (`NightscoutRemote.siteKeys`), or nil when it has
+    /// none or it is not a site URL.
+    static func siteKeys(_ profile: HostConfig.Profile) -> Set<String>? {
         guard let url = try? profile.string("url"),
               let configuration = try? NightscoutConfiguration(site: url, credentials: .none) else { return nil }
-        return RemoteCommandSite.key(for: configuration.siteURL)
+        return Set(NightscoutRemote.siteKeys(configuration.siteURL))
     }
 
     /// Each limit of `a` and `b` at its strictest; `live` from `a`.

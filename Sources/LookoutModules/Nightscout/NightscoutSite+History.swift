@@ -12,7 +12,8 @@ extension NightscoutSite {
     }
 
     /// `home:history(collection [, since [, opts]])`: an iterator over documents changed after
-    /// `since` (epoch ms or ISO; default: everything). `opts.page` sets the page size (1–1000).
+    /// `since` (epoch ms or ISO; srvModified greater than it; default: everything). `opts.page`
+    /// sets the page size (1–1000).
     static func history(_ call: LuaCall) throws -> LuaReturn {
         let client = try site(call).client
         let collection = try collection(call, 1)
@@ -27,7 +28,10 @@ extension NightscoutSite {
         let opts = try call.options(3)
         if let unknown = opts.keys.first(where: { $0 != "page" }) { throw call.argumentError(3, "unknown option '\(unknown)' (known: page)") }
         let limit = try pageSize(call, opts["page"])
-        let state = HistoryState(cursor: HistoryCursor(watermark: since))
+        // "Changed after `since`": a document whose srvModified is `since` itself is not
+        // repeated, so resuming from the largest srvModified seen (as the stub says) repeats
+        // nothing (the server's own `/history/{ms}` is "greater than" too).
+        let state = HistoryState(cursor: HistoryCursor(watermark: since == V3History.beginningOfTime ? since : since + 1))
         let engine = call.engine
         let stack = call.stack
         try stack.load(PackageResources.history_iterator_lua, name: "=[lookout] nightscout.history", what: "nightscout.history")
@@ -68,7 +72,8 @@ extension NightscoutSite {
         let before = state.cursor
         stack.push(LuaValue.array([]))
         let fresh = stack.absolute(-1)
-        var kept = 0
+        var kept = 0, dropped = 0
+        var reason: String?
         for i in stride(from: 1, through: count, by: 1) {
             stack.rawIndex(i, of: page)
             guard stack.kind(at: -1) == .table else { stack.pop(); continue }
@@ -79,6 +84,12 @@ extension NightscoutSite {
             if stack.rawField("identifier", of: -1) == .string { identifier = stack.string(at: -1) }
             stack.pop()
             if state.cursor.accept(srvModified: srvModified, identifier: identifier) {
+                if let why = NightscoutDocuments.unusable(at: -1, stack: stack) {
+                    stack.pop()
+                    dropped += 1
+                    reason = reason ?? why
+                    continue
+                }
                 NightscoutDocuments.finish(at: -1, collection: collection, stack: stack)
                 kept += 1
                 stack.setIndex(Int(kept), in: fresh)
@@ -87,6 +98,7 @@ extension NightscoutSite {
             }
         }
         stack.remove(at: page)
+        NightscoutDocuments.warnDropped(dropped, of: kept + dropped, collection: collection, reason: reason, engine: engine)
         // A full page that moved nothing forward (all at one millisecond already seen) would loop.
         let progressed = state.cursor != before || kept > 0
         stack.push(HistoryCursor.hasMore(pageCount: count, limit: limit) && progressed)

@@ -24,6 +24,11 @@ extension NightscoutSite {
             }
             return readings
         }) { stack, readings in
+            // A reading without a finite value or a time a server can hold is skipped, as the
+            // list readers drop it, with the same warning.
+            let unusable = readings.filter { $0.sgv == nil || $0.common.eventTime == nil }.count
+            NightscoutDocuments.warnDropped(unusable, of: readings.count, collection: .entries,
+                                            reason: "no finite sgv or no usable date", engine: engine)
             if let value = latestValue(readings, now: engine.clock.now()) {
                 stack.push(value)
                 return 1
@@ -43,7 +48,7 @@ extension NightscoutSite {
         let usable = readings.filter { $0.sgv != nil && $0.common.eventTime != nil }
         guard let newest = usable.first, let sgv = newest.sgv, let time = newest.common.eventTime else { return nil }
         var fields: [String: LuaValue] = [
-            "sgv": sgv == sgv.rounded() ? .int(Int64(sgv)) : .double(sgv),
+            "sgv": sgv == sgv.rounded() && abs(sgv) < 9e15 ? .int(Int64(sgv)) : .double(sgv),
             "mmol": .double((GlucoseUnit.mmol(fromMgdl: sgv) * 10).rounded() / 10),
             "date": .int(time.epochMilliseconds),
             "dateString": .text(time.isoString),

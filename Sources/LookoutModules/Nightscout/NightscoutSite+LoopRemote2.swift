@@ -97,9 +97,14 @@ extension NightscoutSite {
         -> Remote2Result
     {
         let description = AuditCommand(ticket.command).description
-        if let refused = await preflight(ticket, r, guardian: guardian) { return Remote2Result(result: refused) }
-        let created = Date()
-        let otp = r.remote.settings.otp?.code(at: created) ?? ""
+        let claimed: (code: String, time: Date)?
+        switch await preflightCode(ticket, r, guardian: guardian) {
+        case .stop(let refused): return Remote2Result(result: refused)
+        case .send(let c): claimed = c
+        }
+        let created = claimed?.time ?? Date()
+        // Commands without an OTP check carry this period's code unclaimed, as before.
+        let otp = claimed?.code ?? (ticket.command.needsOTP ? nil : r.remote.settings.otp?.code(at: created)) ?? ""
         let command = RemoteCommand(createdDate: created, action: RemoteAction(ticket.command), sendNotification: notify, otp: otp)
         do {
             let stored = try await r.client.sendRemoteCommand(command)
@@ -135,7 +140,15 @@ extension NightscoutSite {
         }
         var since = Date().addingTimeInterval(-86_400)
         if let s = opts["since"] {
-            do throws(LuaRaise) { since = try NightscoutTimeArgument.date(s, what: "opts.since") } catch {
+            do throws(LuaRaise) {
+                // A duration back from now ("10m", "24h"), as `lookout remote list --since`
+                // takes, or a time (epoch ms or ISO).
+                if let text = s.text, text.contains(where: \.isLetter), Quantities.parseDuration(text) != nil {
+                    since = call.engine.clock.now().addingTimeInterval(-(try NightscoutTimeArgument.duration(s, what: "opts.since")))
+                } else {
+                    since = try NightscoutTimeArgument.date(s, what: "opts.since")
+                }
+            } catch {
                 throw call.argumentError(1, error.message)
             }
         }

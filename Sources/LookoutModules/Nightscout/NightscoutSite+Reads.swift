@@ -65,20 +65,31 @@ extension NightscoutSite {
         }
     }
 
-    /// The number of documents in a v3 page (for paging past 1000).
-    struct PageCount: Decodable {
-        struct Skipped: Decodable { init(from decoder: any Decoder) throws {} }
-        let result: [Skipped]
+    /// The number of documents in a v3 page (for paging past 1000), counted by the byte scanner:
+    /// a document with a number beyond `Double`'s range is counted (and later dropped with a
+    /// warning), not a reason to refuse the page.
+    enum PageCount {
         static func of(_ body: Data) throws -> Int {
-            do { return try JSONDecoder().decode(PageCount.self, from: body).result.count }
+            do { return try MirrorDocument.elementCount(v3Envelope: body) }
             catch { throw NightscoutError.decoding("expected a v3 page of documents") }
         }
     }
 
-    /// Throws unless the client uses API v3 (identifiers, history and server times exist only there).
+    /// Throws unless the client uses API v3 (identifiers, history and server times exist only
+    /// there), saying why it does not: the profile asks for v1, the server has no v3 (the client
+    /// fell back), or the credentials cannot use v3.
     static func requireV3(_ client: NightscoutClient, for what: String) async throws {
         guard try await client.resolvedAPI() == .v3 else {
-            throw NightscoutError.unsupportedCredentials("\(what) needs API v3: configure an access token instead of the API secret")
+            let configuration = client.configuration
+            let why: String
+            if configuration.preferredAPI == .v1 {
+                why = "the profile asks for API v1 (api = \"v1\")"
+            } else if configuration.credentials.supportsV3 {
+                why = "this server has no API v3 (it answered 404 to /api/v3/version: a Nightscout older than 14)"
+            } else {
+                why = "configure an access token instead of the API secret"
+            }
+            throw NightscoutError.unsupportedCredentials("\(what) needs API v3: \(why)")
         }
     }
 

@@ -167,7 +167,8 @@ extension NightscoutSite {
     static func authorize(_ command: LoopCommand, shown: String?, _ r: RemoteRequest) async throws -> Authorization {
         let guardian = try r.remote.guardian()
         let description = AuditCommand(command).description
-        switch await guardian.authorize(command, site: r.remote.site, source: r.source) {
+        let keys = await r.remote.budgetKeys(client: r.client)
+        switch await guardian.authorize(command, site: r.remote.site, keys: keys, source: r.source) {
         case .refused(.dryRun):
             return .finished(CommandResult(state: "dry_run", command: description, detail: "dry run: would send \(description)"))
         case .refused(let refusal):
@@ -206,9 +207,32 @@ extension NightscoutSite {
             code: code, message: message, service: "nightscout"))
     }
 
-    /// The checks before any send, on either path: the question at the terminal (REPL) and the
-    /// OTP a bolus or carbs needs. Returns the failed result (already reported), or nil to send.
-    static func preflight(_ ticket: RemoteCommandTicket, _ r: RemoteRequest, guardian: RemoteCommandGuard) async -> CommandResult? {
+    /// The checks before any send, on either path (`checks`: the question at the terminal in the
+    /// REPL, the OTP configuration a bolus or carbs needs), then the one-time code (and its time)
+    /// when the command needs one: a code never sent to the pump before
+    /// (`RemoteCommandGuard.oneTimeCode`), waiting for the next period within the command's
+    /// `wait`, else not sent (`err.code == "otp_in_use"`). A failure is reported and returned.
+    static func preflightCode(_ ticket: RemoteCommandTicket, _ r: RemoteRequest, guardian: RemoteCommandGuard) async -> Preflight {
+        if let refused = await checks(ticket, r, guardian: guardian) { return .stop(refused) }
+        guard ticket.command.needsOTP, let otp = r.remote.settings.otp else { return .send(nil) }
+        switch await guardian.oneTimeCode(for: ticket, otp: otp, wait: r.wait) {
+        case .success(let claimed): return .send(claimed)
+        case .failure(let refusal):
+            let code = if case .codeInUse = refusal { "otp_in_use" } else { "unavailable" }
+            return .stop(await failed(ticket, guardian: guardian, code, refusal.description,
+                                      outcome: .failed(detail: refusal.description)))
+        }
+    }
+
+    /// What `preflightCode` decided: send (with the claimed code and its time, if one is
+    /// needed), or stop with the result already reported.
+    enum Preflight: Sendable {
+        case send((code: String, time: Date)?)
+        case stop(CommandResult)
+    }
+
+    /// The terminal question and the OTP configuration check.
+    static func checks(_ ticket: RemoteCommandTicket, _ r: RemoteRequest, guardian: RemoteCommandGuard) async -> CommandResult? {
         let description = AuditCommand(ticket.command).description
         if let confirm = r.remote.confirmation,
            !(await confirm("Send \(description) to \(r.label) (\(r.client.configuration.siteURL.absoluteString))?")) {
@@ -227,12 +251,18 @@ extension NightscoutSite {
     /// (which audits it).
     static func send(_ ticket: RemoteCommandTicket, _ r: RemoteRequest, guardian: RemoteCommandGuard) async -> CommandResult {
         let description = AuditCommand(ticket.command).description
-        if let refused = await preflight(ticket, r, guardian: guardian) { return refused }
+        let claimed: (code: String, time: Date)?
+        switch await preflightCode(ticket, r, guardian: guardian) {
+        case .stop(let refused): return refused
+        case .send(let c): claimed = c
+        }
         // Poll at least four times within a short wait (every 15 s for the default 5 minutes).
         let loop = LoopRemote(client: r.client, pollInterval: min(15, max(0.5, r.wait / 4)), timeout: r.wait)
         let receipt: LoopCommandReceipt
         do {
-            receipt = try await loop.send(ticket.command, otp: r.remote.settings.otp, notes: r.notes, enteredBy: "lookout (\(r.source))")
+            // The claimed code is the generator's code at the claimed time.
+            receipt = try await loop.send(ticket.command, otp: r.remote.settings.otp, notes: r.notes, enteredBy: "lookout (\(r.source))",
+                                          now: claimed?.time)
         } catch let error as NightscoutError {
             if case .transport = error {
                 // The request may have reached the server: count it as sent.

@@ -1,5 +1,6 @@
 import Foundation
 import LookoutStore
+import LookoutWire
 import Lua
 import NightscoutKit
 
@@ -10,7 +11,7 @@ extension NightscoutSite {
         [
             "create": { call in
                 let collection = try collection(call, 1)
-                return try queue(call, collection, try document(call, 2, collection: collection))
+                return try queue(call, collection, try document(call, 2, collection: collection, now: call.engine.clock.now()))
             },
             "update": { call in try update(call) },
             "patch": { call in try patch(call) },
@@ -46,10 +47,18 @@ extension NightscoutSite {
         let source = call.engine.options.name
         let engine = call.engine
         return try wait(call, "nightscout upload \(collection.rawValue)", {
+            _ = try outboxes.storeWithRoom()
             let (outbox, drainer) = try outboxes.outbox(for: client, queue: queueKey)
-            let item = try await outbox.enqueue(collection, identifier: document.identifier, body: document.body, source: source)
-            let result = await firstAttempt(outbox, item, within: firstAttemptWindow(client))
+            let item = try await outbox.enqueue(collection, identifier: document.identifier, body: document.body, source: source,
+                                                quota: outboxes.quota)
+            var result = await firstAttempt(outbox, item, within: firstAttemptWindow(client))
             if result.state == .pending { drainer.kick() }
+            // A document with the identifier of one queued before (same device, date and event
+            // type) but other content is not queued again (one item per identifier): say so, as
+            // the seed's `wasDeduplicated` and the server's own deduplication would.
+            if item.body != document.body, (try? JSONValue.parse(item.body)) != (try? JSONValue.parse(document.body)) {
+                result.deduplicated = true
+            }
             return result
         }) { stack, item in
             guard item.state == .failed else {
@@ -139,9 +148,12 @@ extension NightscoutSite {
 
     /// Argument `n` as a document to send: a table of named fields, with `app` added when absent,
     /// `date` from the ISO time when only that is given, and an `identifier` when it has none
-    /// (the server's own UUID v5 of device, date and event type; random without a date).
-    static func document(_ call: LuaCall, _ n: Int, collection: V3Collection, identifier: String? = nil) throws(LuaRaise)
-        -> QueuedDocument
+    /// (the server's own UUID v5 of device, date and event type; random without a date). With
+    /// `now` (a new document), one without any time gets `now` as `date` and ISO time, as
+    /// `upload_treatment` does: API v3 refuses a document without a date (400 "Bad or missing
+    /// date field") while v1 dates it itself.
+    static func document(_ call: LuaCall, _ n: Int, collection: V3Collection, identifier: String? = nil,
+                         now: Date? = nil) throws(LuaRaise) -> QueuedDocument
     {
         guard case .object(var fields) = try call.value(n, name: "doc"), !fields.isEmpty else {
             throw call.argumentError(n, "doc: expected a table of named fields")
@@ -151,6 +163,11 @@ extension NightscoutSite {
         if fields["date"] == nil, let iso = fields[NightscoutDocuments.isoField(collection)]?.text,
            let parsed = NightscoutDate(string: iso) {
             fields["date"] = .int(parsed.epochMilliseconds)
+        }
+        if let now, fields["date"] == nil, fields[NightscoutDocuments.isoField(collection)] == nil {
+            let stamp = NightscoutDate(now)
+            fields["date"] = .int(stamp.epochMilliseconds)
+            fields[NightscoutDocuments.isoField(collection)] = .text(stamp.isoString)
         }
         return try queued(call, fields, argument: n)
     }

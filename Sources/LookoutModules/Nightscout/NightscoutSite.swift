@@ -42,7 +42,7 @@ final class NightscoutSite: LuaObject {
     /// Nightscout error fields.
     static func wait<T: Sendable>(_ call: LuaCall, _ what: String, _ operation: @escaping @Sendable () async throws -> T,
                                   deliver: @escaping (LuaStack, T) -> Int32) throws(LuaRaise) -> LuaReturn {
-        try call.wait(what, {
+        try call.request(what, {
             do { return try await operation() } catch { throw LuaErrorInfo.nightscout(error) }
         }, deliver: deliver)
     }

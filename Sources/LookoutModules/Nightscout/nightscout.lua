@@ -201,8 +201,9 @@ function Client:profile() end
 --- The value of a schedule in force at a time, read in the profile's time zone (UTC if it has
 --- none): "basal", "carbratio", "sens", "target_low" or "target_high".
 --- Context: anywhere.
---- Notes: `at` defaults to now, `name` to the set's `defaultProfile`; nil when the schedule is
---- empty. An unknown profile name raises.
+--- Notes: `at` defaults to now, `name` to the set's `defaultProfile` (or, when that is missing
+--- or names no profile in `store`, the first profile by name); nil when the schedule is empty.
+--- A name given that the store lacks raises.
 ---@param kind string
 ---@param at? number|string
 ---@param name? string
@@ -265,8 +266,9 @@ function Client:latest() end
 --- included (`doc.isValid == false`): the basis of incremental sync.
 --- Context: task only (waits); iterate it with `for`.
 --- Notes: needs v3. Fetches pages of `opts.page` documents (default 1000) as the loop goes on;
---- documents sharing one millisecond across pages are neither lost nor repeated. Keep the
---- largest `doc.srvModified` to resume later. A failed page raises the `err` table from the
+--- documents sharing one millisecond across pages are neither lost nor repeated. `since` is
+--- exclusive (`srvModified` greater than it): keep the largest `doc.srvModified` and pass it to
+--- resume later without repeating the last document. A failed page raises the `err` table from the
 --- loop. Documents written through API v1 never appear in history (a Nightscout rule).
 --- ```lua
 --- local mark = store.get("mark", 0)
@@ -314,8 +316,11 @@ function Client:api() end
 --- retried in the background and by later runs) or got no answer within the client's timeout. A refusal that
 --- retrying cannot fix (400, 401, 403, 422) returns `nil, err` with `err.outbox_id`; the item
 --- stays in the outbox as "failed". `app` is set to "lookout" when absent, `date` from the ISO
---- time when only that is given, and `identifier` is made when absent (the server's own UUID v5
---- of device, date and eventType), so queuing or sending the same document again stores it once.
+--- time when only that is given (a document with neither is dated now, both forms, as API v3
+--- needs a date), and `identifier` is made when absent (the server's own UUID v5 of device, date
+--- and eventType), so queuing or sending the same document again stores it once. A document
+--- with the identifier of one queued before but other content (same date and device, other
+--- `notes`) is not queued again: the answer is the first item with `deduplicated = true`.
 --- Context: task only (waits).
 ---@param collection string
 ---@param doc table
@@ -580,7 +585,8 @@ function Client:remote_command(kind, ...) end
 
 --- Lists the site's Remote 2.0 commands, newest first, as handles (`:wait()`, `:status()` work).
 --- Context: task only (waits).
---- Notes: `since` (default 24 h ago), `state` ("pending", "in_progress", "success", "error"),
+--- Notes: `since` (a time, or a duration back from now such as "10m" or "24h"; default 24 h
+--- ago), `state` ("pending", "in_progress", "success", "error"),
 --- `count` (default 50, at most 1000). A site without 2.0 gives `err.code == "unsupported"`.
 --- ```lua
 --- for _, c in ipairs(assert(home:remote_commands { state = "pending" })) do print(c.id, c.command) end

@@ -5,6 +5,10 @@
 --- are retried with growing waits (2 s doubling to 10 min, ±20 %, at least `Retry-After`) while
 --- a Lookout process that uses the site runs; failures retrying cannot fix (400, 401, 403, 422)
 --- stay as "failed" until retried or dropped. `lookout outbox` shows the same from the shell.
+--- Each script may keep `[limits] outbox_items` items (1000) and `outbox_bytes` bytes (16 MiB)
+--- pending or failed: an upload past that is `nil, err` with `err.code == "quota"` (nothing queued
+--- is dropped), and when the state database is full (`[state] max_size`, `min_free`) uploads get
+--- `nil, err` too. A sent item keeps its fields below, not the document.
 ---@class outboxlib
 local outbox = {}
 

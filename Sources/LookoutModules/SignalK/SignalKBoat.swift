@@ -63,7 +63,7 @@ final class SignalKLuaBoat: LuaObject {
     /// `err.service == "signalk"`.
     static func wait<T: Sendable>(_ call: LuaCall, _ what: String, _ operation: @escaping @Sendable () async throws -> T,
                                   deliver: @escaping (LuaStack, T) -> Int32) throws(LuaRaise) -> LuaReturn {
-        try call.wait(what, {
+        try call.request(what, {
             do { return try await operation() } catch { throw LuaErrorInfo.signalk(error) }
         }, deliver: deliver)
     }
@@ -79,6 +79,20 @@ final class SignalKLuaBoat: LuaObject {
             return try wait(call, "signalk get \(path)", {
                 if cached, let v = await stream.store.value(path) { return v }
                 return SignalKLuaValues.leafValue(try await rest.get(path))
+            }) { stack, value in
+                SignalKLuaValues.push(value, on: stack)
+                return 1
+            }
+        },
+        "meta": { call in
+            let boat = try boat(call)
+            let path = try call.string(1)
+            guard !path.isEmpty, !path.hasPrefix("vessels.") else {
+                throw call.argumentError(1, "expected a path of the own vessel such as \"navigation.speedOverGround\"")
+            }
+            let rest = boat.rest
+            return try wait(call, "signalk meta \(path)", {
+                try await rest.get(path: path + ".meta", context: "vessels.self")
             }) { stack, value in
                 SignalKLuaValues.push(value, on: stack)
                 return 1
@@ -138,16 +152,26 @@ final class SignalKLuaBoat: LuaObject {
             return call.returning(.object(fields))
         },
         "state": { call in
-            let boat = try boat(call)
+            // A closed boat answers "closed" (as its stub lists) instead of raising: its box is
+            // emptied by `close`, so the object lookup says it is closed.
+            let boat: SignalKLuaBoat
+            do throws(LuaRaise) { boat = try call.object(as: SignalKLuaBoat.self, type: type) } catch {
+                guard error.message.hasPrefix("attempt to use a closed") else { throw error }
+                return call.returning(.text("closed"))
+            }
             let text: String
-            switch boat.feed.state {
+            switch boat.isClosed ? .closed : boat.feed.state {
             case .idle: text = "idle"
             case .connecting: text = "connecting"
             case .connected: text = "connected"
             case .waitingToReconnect: text = "reconnecting"
             case .closed: text = "closed"
             }
-            return call.returning(.text(text))
+            guard let error = boat.feed.lastError else { return call.returning(.text(text)) }
+            call.stack.push(.text(text))
+            call.engine.push(error: LuaErrorInfo(code: "protocol", message: error.description, retryable: true, service: "signalk"),
+                             on: call.stack)
+            return .values(2)
         },
     ] }
 }

@@ -36,6 +36,8 @@ public struct SignalKConnection: Sendable {
         configuration = try SignalKStreamConfiguration(url: url)
         configuration.subscribe = mode
         configuration.bufferSize = streamBuffer
+        // A begun message must finish within the connection's timeout (and at most 10 s).
+        configuration.messageTimeout = Quantities.swiftDuration(min(max(timeout, 0.1), defaultTimeout))
         guard var c = URLComponents(url: configuration.url, resolvingAgainstBaseURL: true) else { throw SignalKClientError.invalidURL(text) }
         c.scheme = c.scheme == "wss" ? "https" : "http"
         c.path = ""

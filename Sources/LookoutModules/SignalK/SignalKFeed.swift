@@ -15,6 +15,7 @@ final class SignalKFeed: Sendable {
         var finished = false
         var connection: SignalKConnectionState = .idle
         var hello: SignalKHello?
+        var lastError: SignalKStreamError?
     }
 
     private let guarded = Locked(State())
@@ -22,6 +23,10 @@ final class SignalKFeed: Sendable {
     /// The stream's latest connection state (`.idle` until the first is set).
     public var state: SignalKConnectionState { guarded.withLock { $0.connection } }
     var hello: SignalKHello? { guarded.withLock { $0.hello } }
+    /// Why the stream last closed a connection itself (a server that broke a bound), if it did.
+    var lastError: SignalKStreamError? { guarded.withLock { $0.lastError } }
+
+    func setError(_ e: SignalKStreamError) { guarded.withLock { $0.lastError = e } }
 
     func setState(_ s: SignalKConnectionState) {
         guarded.withLock {

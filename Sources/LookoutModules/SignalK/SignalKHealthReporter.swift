@@ -41,6 +41,14 @@ struct SignalKHealthReporter: Sendable {
         }
     }
 
+    /// Records why the stream closed a connection itself (a server that broke a bound).
+    func error(_ e: SignalKStreamError) {
+        health.updateComponent(name, script: script) { entry in
+            entry.lastError = e.description
+            entry.lastErrorAt = Date()
+        }
+    }
+
     func received() {
         let now = Date()
         let due = lastReport.withLock { last -> Bool in

@@ -143,6 +143,9 @@ public struct SignalKModule: LuaModule {
                         default: break
                         }
                     case .hello(let h): feed.setHello(h)
+                    case .connectionError(let e):
+                        feed.setError(e)
+                        reporter?.error(e)
                     default: break
                     }
                 }

@@ -4,7 +4,8 @@
 --- `signalk.connect` opens a boat: a WebSocket stream that runs in the background (reconnecting
 --- with backoff), a local store of every value received, and a REST client for the rest. The
 --- boat stays open until `boat:close()`, the end of a `local boat <close> = …` scope, or the end
---- of the script. Using a closed boat raises "attempt to use a closed signalk boat".
+--- of the script. Using a closed boat raises "attempt to use a closed signalk boat", except
+--- `boat:state()`, which answers "closed".
 ---
 --- Methods wait without blocking other tasks and return `nil, err` on failure, with
 --- `err.service == "signalk"` and `err.code` one of "config", "network", "timeout", "closed",
@@ -122,6 +123,20 @@ local Boat = {}
 ---@return any|nil value
 ---@return table|nil err
 function Boat:get(path) end
+
+--- The metadata of a path of the own vessel, as the server keeps it: `units` (SI: "m/s", "K",
+--- "rad" …), `description`, and what people set (`displayName`, `zones`, `displayUnits` …).
+--- Context: task only (waits).
+--- Notes: a REST GET of `…/<path>/meta`; a path without metadata returns `nil, err`
+--- (`err.code == "http"`, `err.status == 404`).
+--- ```lua
+--- local m = assert(boat:meta "environment.water.temperature")
+--- print(m.units, m.displayName)   -- K   Sea
+--- ```
+---@param path string
+---@return table|nil meta
+---@return table|nil err
+function Boat:meta(path) end
 
 ---@class signalk.subscription
 ---@field path string a path pattern, e.g. "navigation.*"
@@ -270,9 +285,15 @@ function Boat:self() end
 ---@return table|nil hello
 function Boat:hello() end
 
---- The connection state: "connecting", "connected", "reconnecting" or "closed".
+--- The connection state: "connecting", "connected", "reconnecting" or "closed" (also after
+--- `boat:close()`, where every other method raises), and, once the stream has closed a
+--- connection because the server broke a bound, the last such error (`err.code == "protocol"`):
+--- a message over 1 MiB (its fragments together), or a fragmented message not finished within
+--- the connection's `timeout` (default 10 s). The stream reconnects after it; the error stays
+--- until the boat is closed.
 --- Context: anywhere.
 ---@return string state
+---@return table|nil err
 function Boat:state() end
 
 --- Stops the stream; open `deltas` loops and `on` handlers end after their buffered values.

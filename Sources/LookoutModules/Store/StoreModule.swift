@@ -155,7 +155,11 @@ struct StoreSession: Sendable {
     private func write(_ call: LuaCall, key: String, json: [UInt8]?, what: String) throws -> LuaReturn {
         let engine = call.engine
         let script = self.script, quota = self.quota
-        return try call.wait("\(what) \(String(reflecting: key))", run { try await $0.setValue(json, script: script, key: key, quota: quota) }) {
+        return try call.wait("\(what) \(String(reflecting: key))", run { store in
+            // Deleting frees room: only writes that keep something need it.
+            if json != nil { try store.requireRoom() }
+            try await store.setValue(json, script: script, key: key, quota: quota)
+        }) {
             stack, result in
             if case .failure(let error) = result { return StoreSession.fail(error, on: stack, engine: engine) }
             stack.push(true)

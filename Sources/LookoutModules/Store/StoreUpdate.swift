@@ -107,7 +107,8 @@ enum StoreUpdate {
                 let script = session.script, quota = session.quota
                 let engine = call.engine
                 return try call.wait("store.update write", session.run {
-                    try await $0.replaceValue(script: script, key: key, expected: expected, with: json, quota: quota)
+                    if json != nil { try $0.requireRoom() }
+                    return try await $0.replaceValue(script: script, key: key, expected: expected, with: json, quota: quota)
                 }) { stack, result in
                     switch result {
                     case .success(let replaced):
@@ -117,6 +118,12 @@ enum StoreUpdate {
                         return StoreSession.fail(error, on: stack, engine: engine)
                     }
                 }
+            },
+            // -> whether store.update may wait where it was called (coroutine.isyieldable() is false
+            // in a task's own body, where it may)
+            "can_wait": { call in
+                call.stack.push(call.canWait)
+                return .values(1)
             },
             "conflict": { call in
                 let key = try StoreSession.key(call, 1)

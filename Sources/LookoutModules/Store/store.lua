@@ -7,7 +7,9 @@
 --- (64-bit), floats round-trip, arrays stay arrays (even empty ones, via `json.array_mt`) and
 --- `json.null` stays `json.null`. Keys are non-empty UTF-8 strings of at most 1024 bytes.
 --- Calls wait for the database without blocking other tasks; if the database fails they return
---- `nil, err` with `err.code == "store"`.
+--- `nil, err` with `err.code == "store"`. When the state database is full (`[state] max_size`,
+--- or less free disk than `[state] min_free`) writes that keep something get `nil, err` with
+--- `err.code` `"quota"` or `"disk_full"` (deleting still works): the room left is the guard's.
 ---@class storelib
 local store = {}
 

@@ -1,12 +1,12 @@
 local store, p = ...
-local isyieldable, setmetatable, error, type = coroutine.isyieldable, setmetatable, error, type
+local can_wait, setmetatable, error, type = p.can_wait, setmetatable, error, type
 local ATTEMPTS = 20
 
 function store.update(...)
   local problem = p.check(...)  -- "no value" for a missing argument, like the bindings
   local key, fn = ...
   if problem then error(problem, 2) end
-  if not isyieldable() then error(p.cannot_wait, 2) end
+  if not can_wait() then error(p.cannot_wait, 2) end
   local token, holder = p.lock(key)
   while not token do
     if type(holder) == "string" then error(holder, 2) end

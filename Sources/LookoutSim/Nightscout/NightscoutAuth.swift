@@ -69,7 +69,7 @@ enum NSObjectId {
 
 /// The outcome of resolving a request's credentials.
 struct NSAuthResult: Sendable {
-    /// Effective permissions (including default roles).
+    /// Effective permissions (including default roles; none when credentials were refused).
     var permissions: [String]
     /// Permission groups, one per role (for the JWT exchange answer).
     var groups: [[String]]
@@ -246,37 +246,44 @@ actor NightscoutAuth {
 
     // MARK: v1 resolution
 
-    /// Resolves v1/v2 credentials. Bad credentials fall back to the default roles (`failed` set).
+    /// Resolves v1/v2 credentials as `lib/authorization/index.js` (`resolveWithRequest`,
+    /// `resolve`) does. One secret is looked at (`?secret=`, else `api-secret`, else the body's
+    /// `secret`; the string `null` counts as none) and one token (a `Bearer` header, else
+    /// `?token=` or the body's `token`, which count only when they name a subject: an unknown one
+    /// is as if none was sent). No credential at all gets the default roles; a credential that
+    /// does not resolve (a plain or wrong secret, an unknown token in `api-secret`, a bad or
+    /// expired JWT) gets no permissions at all ("All validation failed"), not the defaults.
     func resolveV1(_ c: NSCredentials, client: String, nowSec: Int64) async -> NSAuthResult {
-        let dflt = NSAuthResult(
-            permissions: defaultGroups.flatMap { $0 }, groups: defaultGroups, subject: nil, isSecret: false,
-            noCredentials: c.isEmpty, failed: false)
-        if c.isEmpty { return dflt }
+        var secret = c.secretQuery ?? c.apiSecretHeader ?? c.bodySecret
+        if secret == "" || secret == "null" { secret = nil }
+        var token: String? = nil
+        if let b = c.bearer, !b.isEmpty {
+            token = b
+        } else if let t = c.tokenQuery ?? c.bodyToken, !t.isEmpty {
+            // `authorize`: a JWT or an access token that names a subject, else nothing.
+            let named = (try? jwt.verify(t, nowSec: nowSec)).map { $0.accessToken } ?? t
+            if findSubject(named) != nil { token = t }
+        }
+        guard secret != nil || token != nil else {
+            return NSAuthResult(
+                permissions: defaultGroups.flatMap { $0 }, groups: defaultGroups, subject: nil, isSecret: false,
+                noCredentials: true, failed: false)
+        }
         await waitDelay(client)
-        for secret in [c.apiSecretHeader, c.secretQuery, c.bodySecret].compactMap({ $0 }) {
-            if let s1 = secretSHA1, secret.lowercased() == s1 || secret == secretSHA512 {
-                record(success: true, client: client)
-                return NSAuthResult(
-                    permissions: ["*"], groups: [["*"]], subject: nil, isSecret: true, noCredentials: false,
-                    failed: false)
-            }
+        if let secret, let s1 = secretSHA1, secret.lowercased() == s1 || secret == secretSHA512 {
+            record(success: true, client: client)
+            return NSAuthResult(
+                permissions: ["*"], groups: [["*"]], subject: nil, isSecret: true, noCredentials: false, failed: false)
         }
-        for tok in [c.apiSecretHeader, c.tokenQuery, c.bodyToken].compactMap({ $0 }) {
-            if let s = findSubject(tok) {
-                record(success: true, client: client)
-                return result(for: s)
-            }
-        }
-        for tok in [c.bearer, c.tokenQuery].compactMap({ $0 }) where tok.split(separator: ".").count == 3 {
-            if let v = try? jwt.verify(tok, nowSec: nowSec), let s = findSubject(v.accessToken) {
-                record(success: true, client: client)
-                return result(for: s)
-            }
+        var accessToken = token.flatMap { try? jwt.verify($0, nowSec: nowSec) }.map { $0.accessToken }
+        if accessToken == nil, let t = token, c.bearer == nil { accessToken = t }
+        if accessToken == nil, let secret, findSubject(secret) != nil { accessToken = secret }
+        if let at = accessToken, let s = findSubject(at) {
+            record(success: true, client: client)
+            return result(for: s)
         }
         record(success: false, client: client)
-        var r = dflt
-        r.failed = true
-        return r
+        return NSAuthResult(permissions: [], groups: [], subject: nil, isSecret: false, noCredentials: false, failed: true)
     }
 
     // MARK: JWT exchange

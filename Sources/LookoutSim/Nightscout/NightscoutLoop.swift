@@ -93,7 +93,7 @@ enum NightscoutLoop {
             p["cancel-temporary-override"] = "true"
         case "Temporary Override":
             p["override-name"] = body["reason"] ?? .null
-            if let d = number(body["duration"]), d > 0 { p["override-duration-minutes"] = .int(Int64(d)) }
+            if let d = number(body["duration"]), d > 0 { p["override-duration-minutes"] = .number(d.rounded(.towardZero)) }
         case "Remote Carbs Entry":
             guard let c = number(body["remoteCarbs"]), c > 0 else {
                 return fail("Loop remote carbs failed. Incorrect carbs entry: ")

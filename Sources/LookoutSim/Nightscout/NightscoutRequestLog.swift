@@ -14,6 +14,21 @@ extension NightscoutSimulator {
         return counts
     }
 
-    /// Forgets the recorded requests.
-    public func clearRequestLog() async { await requests.clear() }
+    /// Forgets the recorded requests (and the remote-command route hits).
+    public func clearRequestLog() async {
+        await requests.clear()
+        await remoteCommandRoutes.clear()
+    }
+
+    /// Every request a remote-command handler (`POST /api/v2/notifications/loop`, Remote 2.0's
+    /// `/api/v2/remotecommands`) was routed, as `METHOD path` with the path as it arrived, oldest
+    /// first, whatever the handler answered (also 401 or 404).
+    public func remoteCommandRouteHits() async -> [String] { await remoteCommandRoutes.hits }
+}
+
+/// The requests routed to a remote-command handler (see `remoteCommandRouteHits`).
+actor RemoteCommandRouteLog {
+    private(set) var hits: [String] = []
+    func add(_ req: SimRequest) { hits.append(req.method + " " + req.path) }
+    func clear() { hits.removeAll() }
 }

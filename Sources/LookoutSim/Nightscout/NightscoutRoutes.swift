@@ -14,9 +14,9 @@ enum NightscoutRoutes {
     /// The extensions a v1 path's first segment may carry.
     static let v1Extensions = ["", ".json", ".csv", ".tsv", ".txt"]
 
-    /// The simulator's router.
+    /// The simulator's router: case-insensitive, as Nightscout's (Express) is.
     static func router(_ sim: NightscoutSimulator) -> Router<SimRequestContext> {
-        let router = Router(context: SimRequestContext.self)
+        let router = Router(context: SimRequestContext.self, options: .caseInsensitive)
         router.add(middleware: RequestLogMiddleware(log: sim.requests, bodyLimit: bodyLimit))
         router.add(middleware: FaultMiddleware(faults: sim.faults))
         router.add(middleware: SimNotFoundMiddleware(bodyLimit: bodyLimit) { await unmatched($0, sim: sim) })
@@ -74,12 +74,18 @@ enum NightscoutRoutes {
             }
         }
         let v2 = V1Routes(routes: routes, sim: sim, prefix: "/api/v2")
-        v2.exact("notifications", "/loop", [.post]) { ctx in await NightscoutV1.loopNotification(ctx) }
+        // Each remote-command handler notes the request it was routed (`remoteCommandRouteHits`).
+        v2.exact("notifications", "/loop", [.post]) { ctx in
+            await sim.remoteCommandRoutes.add(ctx.req)
+            return await NightscoutV1.loopNotification(ctx)
+        }
         v2.exact("remotecommands", "", [.get, .post, .delete]) { ctx in
-            await NightscoutRemoteCommands.handle(ctx, tail: [])
+            await sim.remoteCommandRoutes.add(ctx.req)
+            return await NightscoutRemoteCommands.handle(ctx, tail: [])
         }
         v2.exact("remotecommands", "/{id}", [.put]) { ctx in
-            await NightscoutRemoteCommands.handle(ctx, tail: [ctx.req.parameters["id"] ?? ""])
+            await sim.remoteCommandRoutes.add(ctx.req)
+            return await NightscoutRemoteCommands.handle(ctx, tail: [ctx.req.parameters["id"] ?? ""])
         }
     }
 

@@ -183,6 +183,7 @@ public final class NightscoutSimulator: Sendable {
     let loopRecorder: LoopRecorder
     let remoteCommandsState: RemoteCommandsState
     let requests = RequestLog()
+    let remoteCommandRoutes = RemoteCommandRouteLog()
     let live = LiveFeed()
     private let running = RunState()
 

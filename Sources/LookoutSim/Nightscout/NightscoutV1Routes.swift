@@ -180,13 +180,15 @@ enum NightscoutV1 {
             for k in ["glucose", "glucoseType", "units"] { f.removeValue(forKey: k) }
         }
         if f["eventType"] == .string("Announcement") { f["isAnnouncement"] = true }
+        // The pre-bolus carbs are dated `created_at + preBolus` minutes; where that is no
+        // JavaScript date Nightscout's `toISOString` throws and stores no second treatment.
         if let pre = f["preBolus"]?.doubleValue, let carbs = f["carbs"], let ca = f["created_at"]?.stringValue,
-            let p = NSDates.parseISO(ca)
+            let p = NSDates.parseISO(ca), abs(Double(p.ms) + pre * 60000) <= NSDates.jsDateLimit
         {
             f.removeValue(forKey: "carbs")
             var second: [String: JSONValue] = [
                 "eventType": f["eventType"] ?? .null, "carbs": carbs,
-                "created_at": .string(NSDates.iso(p.ms + Int64(pre * 60000))), "utcOffset": f["utcOffset"] ?? 0,
+                "created_at": .string(NSDates.iso(Int64(Double(p.ms) + pre * 60000))), "utcOffset": f["utcOffset"] ?? 0,
             ]
             if let e = f["enteredBy"] { second["enteredBy"] = e }
             return second

@@ -50,8 +50,8 @@ enum SignalKPutRoute {
         return .json(reply["statusCode"]?.int64Value.map { Int($0) } ?? 202, reply)
     }
 
-    /// Runs a PUT: the handler registered for the path under the literal `vessels.self`, or the 405
-    /// reply. `sink` (a WebSocket) gets every state change of the request as it happens, as the
+    /// Runs a PUT: metadata (`…/meta`, `…/meta/<key>`: ``putMeta``), the handler registered for
+    /// the path under the literal `vessels.self`, or the 405 reply. `sink` (a WebSocket) gets every state change of the request as it happens, as the
     /// server's `updateCb`: one COMPLETED frame, or PENDING and later COMPLETED. Returns the reply
     /// the HTTP PUT answers with (a PENDING one also carries `action.href`).
     static func perform(
@@ -60,6 +60,9 @@ enum SignalKPutRoute {
     ) async -> JSONValue {
         let auth = sim.authority
         let id = requestId ?? UUID().uuidString.lowercased()
+        if isMeta(skPath) {
+            return await putMeta(id: id, context: context, path: skPath, value: value, user: user, sim: sim, sink: sink)
+        }
         guard context == "vessels.self", let handler = sim.options.putHandlers[skPath] else {
             if let target = await sim.hub.putTarget(path: skPath, source: source) {
                 return await forward(

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LookoutWire
 
 /// Every HTTP route of the Signal K simulator, in one place: discovery, the REST GET API (§1.2,
 /// §4.1), PUT (§4.2), requests, access requests and login (§5–§7). With security on, the REST
@@ -87,7 +88,7 @@ enum SignalKRoutes {
         let segments = req.tail
         if segments.isEmpty { return .json(200, model) }
         if segments == ["self"] { return .json(200, .string(sim.selfContext)) }
-        if let meta = meta(segments) { return meta }
+        if let meta = await meta(segments, sim: sim) { return meta }
         var keys = segments
         if keys.count >= 2, keys[0] == "vessels", keys[1] == "self" { keys[1] = sim.selfID }
         guard let root = model.objectValue, let found = SignalKStore.get(root, keys) else { return notFound(req) }
@@ -97,12 +98,17 @@ enum SignalKRoutes {
     /// `GET …/vessels/<id>/<path…>/meta` and `…/meta/<key>` (`rest.js`): the schema's metadata for
     /// the path, for any vessel id, whether or not it has data; nil (→ the tree, so 404) for a path
     /// without metadata or a key it lacks.
-    static func meta(_ segments: [String]) -> SimResponse? {
+    static func meta(_ segments: [String], sim: SignalKSimulator) async -> SimResponse? {
         let n = segments.count
-        if n > 4, segments[n - 1] == "meta", let m = SignalKMeta.lookup(vesselKey: Array(segments.dropLast())) {
+        func lookup(_ key: [String]) async -> JSONValue? {
+            guard key.count >= 3, key[0] == "vessels" else { return nil }
+            let context = "vessels." + (key[1] == "self" ? sim.selfID : key[1])
+            return await sim.metaStore.meta(context: context, path: key.dropFirst(2).joined(separator: "."))
+        }
+        if n > 4, segments[n - 1] == "meta", let m = await lookup(Array(segments.dropLast())) {
             return .json(200, m)
         }
-        if n > 5, segments[n - 2] == "meta", let m = SignalKMeta.lookup(vesselKey: Array(segments.dropLast(2))),
+        if n > 5, segments[n - 2] == "meta", let m = await lookup(Array(segments.dropLast(2))),
             let value = m[segments[n - 1]], value != .null, value != .bool(false), value != .string("")
         {
             return .json(200, value)

@@ -84,9 +84,10 @@ import LookoutWire
 ///   publish it and the PUT names none); the socket's replies with that `requestId` update the
 ///   request; 504 after `putForwardTimeout`.
 /// - `source` is passed to a registered handler but never required (one handler per path), no
-///   `meta`/notification PUTs, no DELETE; requests are never pruned;
-/// - meta only for the boat's own paths, without `displayUnits`, zones or user overrides; the
-///   full model's leaves carry no `meta`;
+///   notification PUTs, no DELETE; requests are never pruned;
+/// - meta PUTs (`…/meta`, `…/meta/<key>`: 202 PENDING, then COMPLETED 200; a `meta` delta to
+///   `sendMeta=all` sockets) are kept in memory only, without `displayUnits` category checks;
+///   the schema's meta covers the boat's own paths; the full model's leaves carry no `meta`;
 /// - no `sourcePolicy`/`excludeSources`/`announceNewPaths`, no source priorities (every source is
 ///   delivered), no `serverevents`/`events`, no `log` path, no backpressure, no staleness;
 /// - the context-as-radius subscription object matches nothing; root (empty-path) values are
@@ -195,6 +196,8 @@ public final class SignalKSimulator: Sendable {
     public var selfContext: String { "vessels." + selfID }
     let hub: SignalKHub
     let authority: SignalKAuthority
+    /// Metadata written by meta PUTs.
+    let metaStore = SignalKMetaStore()
     private let running = RunState()
     private let driver = RunState()
     private let portBox = Locked(0)  // the bound port, readable synchronously

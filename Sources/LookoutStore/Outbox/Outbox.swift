@@ -1,5 +1,6 @@
 import Foundation
 import LookoutWire
+import LookoutConfig
 import NightscoutKit
 
 /// The durable upload queue of one site: every upload is stored before it is sent, sent with a
@@ -55,16 +56,22 @@ public actor Outbox {
     ///   - identifier: the document's `identifier`, already inside `body`.
     ///   - body: the document as JSON.
     ///   - source: who queued it, for the user (a script name).
-    public func enqueue(_ collection: V3Collection, identifier: String, body: Data, source: String?) async throws -> OutboxItem {
-        try await enqueue(collectionName: collection.rawValue, identifier: identifier, body: body, source: source)
+    ///   - quota: what `source` may keep waiting (`OutboxQuotaExceeded` when full; nothing
+    ///     queued is ever dropped to make room).
+    public func enqueue(_ collection: V3Collection, identifier: String, body: Data, source: String?,
+                        quota: OutboxQuota? = nil) async throws -> OutboxItem {
+        try await enqueue(collectionName: collection.rawValue, identifier: identifier, body: body, source: source, quota: quota)
     }
 
     /// Stores an item of any kind (`collectionName` tells the sender what it is), like
-    /// `enqueue(_:identifier:body:source:)`.
-    public func enqueue(collectionName: String, identifier: String, body: Data, source: String?) async throws -> OutboxItem {
+    /// `enqueue(_:identifier:body:source:quota:)`.
+    public func enqueue(collectionName: String, identifier: String, body: Data, source: String?,
+                        quota: OutboxQuota? = nil) async throws -> OutboxItem {
         guard !identifier.isEmpty else { throw NightscoutError.invalidRequest("an outbox item needs an identifier") }
-        return try await store.insert(OutboxItem(identifier: identifier, site: site, collectionName: collectionName, body: body,
-                                                 source: source, created: now()))
+        let item = OutboxItem(identifier: identifier, site: site, collectionName: collectionName, body: body,
+                              source: source, created: now())
+        if let quota { return try await store.insert(item, quota: quota) }
+        return try await store.insert(item)
     }
 
     /// Sends one pending item now, whatever its due time, and stores the outcome: `sent`,

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutConfig
 import NightscoutKit
 
 /// Durable storage of outbox items. Lookout keeps them in its SQLite state store; tests and
@@ -7,6 +8,10 @@ public protocol OutboxStore: Sendable {
     /// Stores a new item, or returns the stored one when an item with the same site and
     /// identifier exists (queuing the same document twice sends it once).
     func insert(_ item: OutboxItem) async throws -> OutboxItem
+    /// Like `insert(_:)`, first checking (in the same transaction) that the item's source stays
+    /// within `quota` with its pending and failed items; a full quota throws
+    /// `OutboxQuotaExceeded` and stores nothing. An item already queued is returned as stored.
+    func insert(_ item: OutboxItem, quota: OutboxQuota) async throws -> OutboxItem
     /// Replaces a stored item (matched by site and identifier).
     func update(_ item: OutboxItem) async throws
     /// One item.
@@ -38,8 +43,20 @@ public actor InMemoryOutboxStore: OutboxStore {
         return item
     }
 
-    /// Replaces the stored item with the same site and identifier.
-    public func update(_ item: OutboxItem) { items[key(item.site, item.identifier)] = item }
+    /// Stores a new item if its source stays within `quota`.
+    public func insert(_ item: OutboxItem, quota: OutboxQuota) throws -> OutboxItem {
+        if let existing = items[key(item.site, item.identifier)] { return existing }
+        let waiting = items.values.filter { $0.source == item.source && $0.state != .sent }
+        try quota.check(item, queuedItems: waiting.count, queuedBytes: waiting.reduce(0) { $0 + $1.body.count })
+        return insert(item)
+    }
+
+    /// Replaces the stored item with the same site and identifier (a sent item keeps no body).
+    public func update(_ item: OutboxItem) {
+        var item = item
+        if item.state == .sent { item.body = Data() }
+        items[key(item.site, item.identifier)] = item
+    }
 
     /// The item with `identifier` on `site`, or `nil`.
     public func item(site: String, identifier: String) -> OutboxItem? { items[key(site, identifier)] }
@@ -60,5 +77,13 @@ public actor InMemoryOutboxStore: OutboxStore {
         guard items.removeValue(forKey: k) != nil else { return false }
         order.removeAll { $0 == k }
         return true
+    }
+}
+
+extension OutboxQuota {
+    /// Throws `OutboxQuotaExceeded` when `item`'s source, with `queuedItems` items of
+    /// `queuedBytes` bytes waiting, may not add it.
+    func check(_ item: OutboxItem, queuedItems: Int, queuedBytes: Int) throws(OutboxQuotaExceeded) {
+        try check(source: item.source, bodyBytes: item.body.count, queuedItems: queuedItems, queuedBytes: queuedBytes)
     }
 }

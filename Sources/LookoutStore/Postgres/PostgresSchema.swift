@@ -149,6 +149,60 @@ extension PostgresStateStore {
             """,
             "CREATE INDEX notify_outbox_due ON notify_outbox (state, next_attempt)",
         ]),
+        ("v6-remote-budget-keys", [
+            """
+            CREATE TABLE remote_budget_keys (
+                key text COLLATE "C" NOT NULL,
+                ticket text COLLATE "C" NOT NULL,
+                time double precision NOT NULL,
+                PRIMARY KEY (key, ticket)
+            )
+            """,
+            "CREATE INDEX remote_budget_keys_time ON remote_budget_keys (key, time)",
+            "CREATE INDEX remote_budget_keys_ticket ON remote_budget_keys (ticket)",
+            """
+            CREATE TABLE remote_otp_codes (
+                pump text COLLATE "C" NOT NULL,
+                counter bigint NOT NULL,
+                code text NOT NULL,
+                time double precision NOT NULL,
+                PRIMARY KEY (pump, counter)
+            )
+            """,
+        ]),
+        ("v6-audit-repeats", [
+            """
+            CREATE TABLE audit_repeats (
+                seq bigint PRIMARY KEY REFERENCES audit (seq),
+                count bigint NOT NULL,
+                last_time double precision NOT NULL
+            )
+            """,
+            """
+            CREATE FUNCTION lookout_audit_repeats_only_grow() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP <> 'UPDATE' THEN
+                    RAISE EXCEPTION 'the audit log is append-only' USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                IF NEW.seq IS DISTINCT FROM OLD.seq OR NEW.count < OLD.count OR NEW.last_time < OLD.last_time THEN
+                    RAISE EXCEPTION 'audit repeat counts only grow' USING ERRCODE = 'insufficient_privilege';
+                END IF;
+                RETURN NEW;
+            END $$
+            """,
+            """
+            CREATE TRIGGER audit_repeats_only_grow BEFORE UPDATE OR DELETE ON audit_repeats
+                FOR EACH ROW EXECUTE FUNCTION lookout_audit_repeats_only_grow()
+            """,
+            """
+            CREATE TRIGGER audit_repeats_no_truncate BEFORE TRUNCATE ON audit_repeats
+                FOR EACH STATEMENT EXECUTE FUNCTION lookout_audit_repeats_only_grow()
+            """,
+            "REVOKE DELETE, TRUNCATE ON audit_repeats FROM PUBLIC",
+        ]),
+        ("v7-outbox-source", [
+            "CREATE INDEX outbox_source ON outbox (source, state)",
+        ]),
     ]
 
     /// The advisory lock key migrations take (any 64-bit number unique to Lookout).

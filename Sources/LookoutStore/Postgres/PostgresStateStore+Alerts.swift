@@ -32,8 +32,9 @@ extension PostgresStateStore: AlertStateStore {
         }
     }
 
-    /// Acknowledges the current episode of alert `id` (the first acknowledgement wins).
-    public func ackAlert(id: String, by: String, at: Date) async throws -> AlertStatus {
+    /// Acknowledges the current episode of alert `id` (the first acknowledgement wins). With
+    /// `episode` (an ack link's), only that episode, and only once (as in SQLite).
+    public func ackAlert(id: String, by: String, at: Date, episode expected: Int64? = nil) async throws -> AlertStatus {
         let outcome = try await transaction { [self] connection -> Result<AlertStatus, AlertAckError> in
             guard let row = try await self.rows("SELECT * FROM alert_state WHERE id = \(id) FOR SHARE", on: connection).first else {
                 let known = try await self.rows("SELECT id FROM alert_state ORDER BY id", on: connection)
@@ -43,6 +44,14 @@ extension PostgresStateStore: AlertStateStore {
             let state = try row["state"].decode(String.self)
             guard AlertStatus.alertingStates.contains(state) else { return .failure(.notAlerting(id, state: state)) }
             let episode = try row["episode"].decode(Int64.self)
+            if let expected {
+                guard expected == episode else { return .failure(.otherEpisode(id, link: expected, current: episode)) }
+                if let earlier = try await self.rows("""
+                    SELECT acked_by FROM alert_acks WHERE id = \(id) AND episode = \(episode)
+                    """, on: connection).first.map({ try $0["acked_by"].decode(String.self) }) {
+                    return .failure(.alreadyAcked(id, episode: episode, by: earlier))
+                }
+            }
             try await self.execute("""
                 INSERT INTO alert_acks (id, episode, acked_by, acked_at) VALUES (\(id), \(episode), \(by), \(at.timeIntervalSince1970))
                 ON CONFLICT (id, episode) DO NOTHING
@@ -74,6 +83,7 @@ extension PostgresStateStore: AlertStateStore {
                     episode: try row["episode"].decode(Int64.self),
                     ackedBy: try row["ack_by"].decode(String?.self),
                     ackedAt: try row["ack_at"].decode(Double?.self).map { Date(timeIntervalSince1970: $0) },
-                    updatedAt: Date(timeIntervalSince1970: try row["updated_at"].decode(Double.self)))
+                    updatedAt: Date(timeIntervalSince1970: try row["updated_at"].decode(Double.self)),
+                    why: StateStore.why(data: try row["data"].decode(String?.self)))
     }
 }

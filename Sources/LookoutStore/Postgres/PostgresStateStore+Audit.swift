@@ -19,24 +19,114 @@ extension PostgresStateStore: RemoteCommandAudit {
         try await withConnection { [self] connection in try await self.insert(entry, command: command, on: connection) }
     }
 
-    /// Locks the site, reads its recent records, decides and appends, in one transaction.
+    /// Locks the site and `keys` and every key linked to them through a recent command, reads
+    /// the records of all of them, decides, appends and records the ticket under `site` and
+    /// `keys`, in one transaction. Every key a reservation reads under is locked before it reads
+    /// (transaction-level advisory locks, always taken in key order, all at the start), and a
+    /// reservation links keys only while holding their locks, so two reservations sharing a
+    /// budget are served one after the other. When the links show a key not locked yet, the
+    /// transaction ends without deciding and starts again with the larger set (at most
+    /// `lockRounds` times; then it throws, nothing appended, and the guard refuses).
     public func reserve<T: Sendable>(
-        site: String, window: TimeInterval, now given: Date?,
+        site: String, keys: [String], window: TimeInterval, now given: Date?,
         _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)
     ) async throws -> T {
-        try await transaction { [self] connection in
-            try await self.lockSite(site, on: connection)
-            let now = given ?? Date()
-            let records = try await self.records(site: site, since: now - window, on: connection)
-            let decided = decide(records, now)
-            try await self.insert(decided.entry, command: try StateStore.commandText(decided.entry), on: connection)
-            return decided.result
+        var wanted = Set(keys + [site])
+        for _ in 0..<Self.lockRounds {
+            let locked = wanted
+            let round = try await transaction { [self] connection -> LockRound<T> in
+                for key in locked.sorted() { try await self.lockSite(key, on: connection) }
+                let linkedSince = (given ?? Date()) - window - StateStore.budgetKeySlack
+                let linked = try await self.linkedKeys(Array(locked), since: linkedSince, on: connection)
+                guard linked.isSubset(of: locked) else { return .grow(linked) }
+                let now = given ?? Date()
+                let records = try await self.records(site: site, keys: Array(locked), since: now - window, on: connection)
+                let decided = decide(records, now)
+                try await self.insert(decided.entry, command: try StateStore.commandText(decided.entry), on: connection)
+                if let ticket = decided.entry.ticketID {
+                    for key in Set(keys + [site]) {
+                        try await self.execute("""
+                            INSERT INTO remote_budget_keys (key, ticket, time)
+                            VALUES (\(key), \(ticket.uuidString), \(decided.entry.time.timeIntervalSince1970))
+                            ON CONFLICT (key, ticket) DO NOTHING
+                            """, on: connection)
+                    }
+                }
+                return .done(decided.result)
+            }
+            switch round {
+            case .done(let result): return result
+            case .grow(let linked): wanted.formUnion(linked)
+            }
+        }
+        throw StateStoreError(file: location, message: "the budget keys of \(site) kept changing while they were being locked; "
+                              + "nothing was reserved", retryable: true)
+    }
+
+    /// How many times a reservation starts again with more keys before it gives up.
+    static let lockRounds = 8
+
+    /// One try of a reservation: decided, or more keys to lock first.
+    private enum LockRound<T: Sendable>: Sendable {
+        case done(T)
+        case grow(Set<String>)
+    }
+
+    /// Claims `code` (time step `counter`) for `pumps` in one transaction holding each pump's
+    /// advisory lock (in key order); see `RemoteCommandLedger.claimOneTimeCode`. Codes older than
+    /// `RemoteCommandOTP.reuseWindow` are forgotten in the same transaction; the primary key
+    /// (pump, counter) refuses a second claim of a time step even without the lock.
+    public func claimOneTimeCode(_ code: String, counter: UInt64, pumps: [String], now: Date) async throws -> Bool {
+        let pumps = Array(Set(pumps)).sorted()
+        guard !pumps.isEmpty else { return true }
+        let step = Int64(bitPattern: counter)
+        let time = now.timeIntervalSince1970
+        return try await transaction { [self] connection in
+            for pump in pumps {
+                try await self.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("lookout.otp:" + pump), 0))", on: connection)
+            }
+            try await self.execute("DELETE FROM remote_otp_codes WHERE time < \(time - RemoteCommandOTP.reuseWindow)", on: connection)
+            let used = try await self.rows("""
+                SELECT count(*) AS n FROM remote_otp_codes WHERE pump = ANY(\(pumps)) AND (counter = \(step) OR code = \(code))
+                """, on: connection).first.map { try $0["n"].decode(Int.self) } ?? 0
+            guard used == 0 else { return false }
+            for pump in pumps {
+                try await self.execute("""
+                    INSERT INTO remote_otp_codes (pump, counter, code, time) VALUES (\(pump), \(step), \(code), \(time))
+                    """, on: connection)
+            }
+            return true
         }
     }
 
     /// The site's in-flight, sent, failed and released commands since `since`.
     public func recentCommands(site: String, since: Date) async throws -> [RemoteCommandRecord] {
         try await withConnection { [self] connection in try await self.records(site: site, since: since, on: connection) }
+    }
+
+    /// The newest `limit` entries (of one site, or all), oldest first, each with the refusals
+    /// counted on it.
+    public func auditLog(site: String? = nil, limit: Int = 100) async throws -> [AuditRecordRow] {
+        try await withConnection { [self] connection in
+            let rows = if let site {
+                try await self.rows("""
+                    SELECT audit.*, audit_repeats.count AS repeats, audit_repeats.last_time AS last_repeat
+                    FROM audit LEFT JOIN audit_repeats USING (seq) WHERE site = \(site) ORDER BY seq DESC LIMIT \(limit)
+                    """, on: connection)
+            } else {
+                try await self.rows("""
+                    SELECT audit.*, audit_repeats.count AS repeats, audit_repeats.last_time AS last_repeat
+                    FROM audit LEFT JOIN audit_repeats USING (seq) ORDER BY seq DESC LIMIT \(limit)
+                    """, on: connection)
+            }
+            return rows.reversed().compactMap { row in
+                Self.auditEntry(row).map { entry in
+                    AuditRecordRow(entry: entry, repeats: ((try? row["repeats"].decode(Int?.self)) ?? nil) ?? 0,
+                                   lastRepeat: ((try? row["last_repeat"].decode(Double?.self)) ?? nil)
+                                       .map { Date(timeIntervalSince1970: $0) })
+                }
+            }
+        }
     }
 
     /// The newest `limit` entries (of one site, or all), oldest first.
@@ -109,16 +199,54 @@ extension PostgresStateStore: RemoteCommandAudit {
         try await execute("SELECT pg_advisory_xact_lock(hashtextextended(\("lookout.ledger:" + site), 0))", on: connection)
     }
 
-    func records(site: String, since: Date, on connection: PostgresConnection) async throws -> [RemoteCommandRecord] {
+    /// Every key linked to `keys` through a ticket recorded since `since` (closed transitively).
+    func linkedKeys(_ keys: [String], since: Date, on connection: PostgresConnection) async throws -> Set<String> {
+        let rows = try await rows("""
+            WITH RECURSIVE linked(key) AS (
+                SELECT key COLLATE "C" FROM unnest(\(keys)::text[]) AS start(key)
+                UNION
+                SELECT other.key FROM remote_budget_keys AS one
+                    JOIN remote_budget_keys AS other ON other.ticket = one.ticket
+                    JOIN linked ON one.key = linked.key
+                WHERE one.time >= \(since.timeIntervalSince1970))
+            SELECT key FROM linked
+            """, on: connection)
+        return Set(try rows.map { try $0["key"].decode(String.self) })
+    }
+
+    func records(site: String, keys: [String] = [], since: Date, on connection: PostgresConnection) async throws -> [RemoteCommandRecord] {
+        let linked = Array(try await linkedKeys([site] + keys, since: since - StateStore.budgetKeySlack, on: connection))
+        let from = since.timeIntervalSince1970 - StateStore.budgetKeySlack
         let entries = try await rows("""
             SELECT * FROM audit WHERE ticket IN (
-                SELECT DISTINCT ticket FROM audit WHERE site = \(site) AND time >= \(since.timeIntervalSince1970) AND ticket IS NOT NULL)
+                SELECT DISTINCT ticket FROM audit WHERE site = ANY(\(linked)) AND time >= \(since.timeIntervalSince1970)
+                    AND ticket IS NOT NULL
+                UNION SELECT ticket FROM remote_budget_keys WHERE time >= \(from) AND key = ANY(\(linked)))
             ORDER BY seq
             """, on: connection).compactMap(Self.auditEntry)
         return RemoteCommandRecord.records(from: entries).filter { $0.time >= since }
     }
 
+    /// Writes `entry` as a row, or counts it on an earlier row (`AuditRepeats.target`).
     func insert(_ entry: AuditEntry, command: String, on connection: PostgresConnection) async throws {
+        if AuditRepeats.mayFold(entry) {
+            let recent = try await rows("""
+                SELECT * FROM audit WHERE site = \(entry.site) AND time >= \((entry.time - AuditRepeats.window).timeIntervalSince1970)
+                    AND verdict = 'refused' AND ticket IS NULL
+                ORDER BY seq DESC LIMIT \(AuditRepeats.candidates)
+                """, on: connection).compactMap { row -> (key: Int64, entry: AuditEntry)? in
+                    guard let seq = try? row["seq"].decode(Int64.self), let entry = Self.auditEntry(row) else { return nil }
+                    return (key: seq, entry: entry)
+                }
+            if let seq = AuditRepeats.target(for: entry, among: recent) {
+                try await execute("""
+                    INSERT INTO audit_repeats (seq, count, last_time) VALUES (\(seq), 1, \(entry.time.timeIntervalSince1970))
+                    ON CONFLICT (seq) DO UPDATE SET count = audit_repeats.count + 1,
+                        last_time = greatest(audit_repeats.last_time, excluded.last_time)
+                    """, on: connection)
+                return
+            }
+        }
         try await execute("""
             INSERT INTO audit (id, ticket, time, site, source, verdict, reason_code, reason, phase, detail, command)
             VALUES (\(entry.id.uuidString), \(entry.ticketID?.uuidString), \(entry.time.timeIntervalSince1970), \(entry.site),

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutConfig
 import NightscoutKit
 import PostgresNIO
 
@@ -6,26 +7,50 @@ import PostgresNIO
 extension PostgresStateStore: OutboxStore {
     /// Stores a new item; an item already queued under the same site and identifier is kept and returned.
     public func insert(_ item: OutboxItem) async throws -> OutboxItem {
-        try await withConnection { [self] connection in
-            try await self.execute("""
-                INSERT INTO outbox (site, identifier, collection, body, source, created, state, attempts, next_attempt)
-                VALUES (\(item.site), \(item.identifier), \(item.collectionName), \(item.body), \(item.source),
-                        \(item.created.timeIntervalSince1970), \(item.state.rawValue), \(item.attempts),
-                        \(item.nextAttempt.timeIntervalSince1970))
-                ON CONFLICT (site, identifier) DO NOTHING
-                """, on: connection)
-            return try await self.fetchOutboxItem(site: item.site, identifier: item.identifier, on: connection) ?? item
+        try await withConnection { [self] connection in try await self.insertItem(item, on: connection) }
+    }
+
+    /// Stores a new item when its source stays within `quota`: the source's waiting items are
+    /// counted under a transaction-level advisory lock on the source, so two writers of one
+    /// script cannot both slip under it; an item already queued is returned as stored.
+    public func insert(_ item: OutboxItem, quota: OutboxQuota) async throws -> OutboxItem {
+        try await transaction { [self] connection in
+            try await self.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("lookout.outbox:" + (item.source ?? "")), 0))",
+                                   on: connection)
+            if let existing = try await self.fetchOutboxItem(site: item.site, identifier: item.identifier, on: connection) {
+                return existing
+            }
+            let row = try await self.rows("""
+                SELECT count(*) AS n, COALESCE(sum(length(body)), 0)::bigint AS bytes FROM outbox
+                WHERE source IS NOT DISTINCT FROM \(item.source) AND state <> 'sent'
+                """, on: connection).first
+            let count = try row.map { try $0["n"].decode(Int.self) } ?? 0
+            let bytes = try row.map { try $0["bytes"].decode(Int.self) } ?? 0
+            try quota.check(item, queuedItems: count, queuedBytes: bytes)
+            return try await self.insertItem(item, on: connection)
         }
     }
 
-    /// Writes an item's delivery state.
+    private func insertItem(_ item: OutboxItem, on connection: PostgresConnection) async throws -> OutboxItem {
+        try await execute("""
+            INSERT INTO outbox (site, identifier, collection, body, source, created, state, attempts, next_attempt)
+            VALUES (\(item.site), \(item.identifier), \(item.collectionName), \(item.body), \(item.source),
+                    \(item.created.timeIntervalSince1970), \(item.state.rawValue), \(item.attempts),
+                    \(item.nextAttempt.timeIntervalSince1970))
+            ON CONFLICT (site, identifier) DO NOTHING
+            """, on: connection)
+        return try await fetchOutboxItem(site: item.site, identifier: item.identifier, on: connection) ?? item
+    }
+
+    /// Writes an item's delivery state; a sent item's body is dropped (as in SQLite).
     public func update(_ item: OutboxItem) async throws {
         try await withConnection { [self] connection in
             try await self.execute("""
                 UPDATE outbox SET state = \(item.state.rawValue), attempts = \(item.attempts),
                     next_attempt = \(item.nextAttempt.timeIntervalSince1970), last_error = \(item.lastError),
                     last_status = \(item.lastStatus), sent_at = \(item.sentAt?.timeIntervalSince1970),
-                    deduplicated = \(item.deduplicated)
+                    deduplicated = \(item.deduplicated),
+                    body = CASE WHEN \(item.state.rawValue) = 'sent' THEN ''::bytea ELSE body END
                 WHERE site = \(item.site) AND identifier = \(item.identifier)
                 """, on: connection)
         }

@@ -33,6 +33,8 @@ public final class PostgresStateStore: Sendable {
     public let timeout: Duration
 
     private let preparation = Locked<Task<Void, any Error>?>(nil)
+    /// The database's size and when it was read (`requireRoom()`).
+    let sizeReading = Locked<(size: Int, at: Date)?>(nil)
     private let password: String?
     private let target: PostgresLocation
 
@@ -86,6 +88,7 @@ public final class PostgresStateStore: Sendable {
             let task = Task { [self] in
                 try await Self.probe(target, password: password, timeout: timeout, logger: logger)
                 try await migrate()
+                _ = try? await usage()
             }
             current = task
             return task
@@ -189,7 +192,7 @@ public final class PostgresStateStore: Sendable {
 
     static func storeError(_ error: any Error, location: String) -> StateStoreError {
         if let error = error as? StateStoreError { return error }
-        if error is StoreQuotaExceeded || error is CancellationError {
+        if error is StoreQuotaExceeded || error is OutboxQuotaExceeded || error is CancellationError {
             return StateStoreError(file: location, underlying: error)
         }
         if error is PostgresTimeout {

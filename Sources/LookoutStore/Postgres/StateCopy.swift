@@ -3,8 +3,8 @@ import GRDB
 import PostgresNIO
 
 /// `lookout state migrate --to postgresql://…`: copies a SQLite state database into an empty
-/// PostgreSQL one (store, outbox, notify queue, audit, alert state and acknowledgements, sync
-/// mirror), in one PostgreSQL transaction that ends with a count of every table on both sides:
+/// PostgreSQL one (store, outbox, notify queue, audit and its repeat counts, alert state and
+/// acknowledgements, sync mirror, the ledger's budget keys and one-time codes), in one PostgreSQL transaction that ends with a count of every table on both sides:
 /// the copy is committed only when every count matches, so a failed copy leaves nothing behind.
 /// The audit log keeps its order (rows are appended in their SQLite order) and every entry's id.
 public enum StateCopy {
@@ -68,6 +68,18 @@ public enum StateCopy {
             ("attempts", .integer), ("next_attempt", .double), ("claimed_at", .double), ("last_error", .text),
             ("last_status", .integer), ("sent_at", .double),
         ]),
+        ("remote_budget_keys", "key, ticket", [("key", .text), ("ticket", .text), ("time", .double)]),
+        ("remote_otp_codes", "pump, counter", [("pump", .text), ("counter", .integer), ("code", .text), ("time", .double)]),
+        // Repeat counts follow their audit row by its id (the rows' `seq` is renumbered).
+        ("audit_repeats", "seq", [("id", .text), ("count", .integer), ("last_time", .double)]),
+    ]
+
+    /// Tables read and written through their own statements (`audit_repeats` joins `audit`).
+    static let special: [String: (select: String, insert: String)] = [
+        "audit_repeats": (
+            "SELECT audit.id, audit_repeats.count, audit_repeats.last_time FROM audit_repeats JOIN audit USING (seq) "
+                + "ORDER BY audit_repeats.seq",
+            "INSERT INTO audit_repeats (seq, count, last_time) SELECT seq, $2, $3 FROM audit WHERE id = $1"),
     ]
 
     /// Copies every table of `source` into `target` (which must hold no state) and verifies the
@@ -78,7 +90,7 @@ public enum StateCopy {
         for table in tables {
             let names = table.columns.map(\.0).joined(separator: ", ")
             let rows = try await source.access { db in
-                try Row.fetchAll(db, sql: "SELECT \(names) FROM \(table.name) ORDER BY \(table.order)")
+                try Row.fetchAll(db, sql: special[table.name]?.select ?? "SELECT \(names) FROM \(table.name) ORDER BY \(table.order)")
                     .map { row in table.columns.indices.map { row[$0] as DatabaseValue } }
             }
             snapshot.append((table.name, table.columns, rows))
@@ -96,8 +108,8 @@ public enum StateCopy {
                 for row in table.rows {
                     var binds = PostgresBindings(capacity: row.count)
                     for (value, (_, kind)) in zip(row, table.columns) { try bind(value, as: kind, into: &binds) }
-                    try await target.execute(PostgresQuery(unsafeSQL: "INSERT INTO \(table.table) (\(names)) VALUES (\(marks))",
-                                                           binds: binds), on: connection)
+                    let insert = special[table.table]?.insert ?? "INSERT INTO \(table.table) (\(names)) VALUES (\(marks))"
+                    try await target.execute(PostgresQuery(unsafeSQL: insert, binds: binds), on: connection)
                 }
                 counts.append(TableCount(table: table.table, source: table.rows.count,
                                          target: try await target.count(table.table, on: connection)))

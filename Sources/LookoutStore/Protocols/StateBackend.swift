@@ -17,6 +17,9 @@ public protocol StateBackend: ScriptValueStore, NotifyQueueStore, AlertStateStor
     var location: String { get }
     /// The applied schema migrations, in order (names shared by both backends).
     func appliedMigrations() async throws(StateStoreError) -> [String]
+    /// Throws (`err.code` `quota` or `disk_full`, retryable) when a script's write would eat
+    /// into the room kept for the guard and the audit log (`[state] max_size`, `min_free`).
+    func requireRoom() throws(StateStoreError)
     /// The outbox items with `identifier`, on any site (`lookout outbox retry ID`).
     func outboxItems(identifier: String) async throws -> [OutboxItem]
 }
@@ -74,7 +77,8 @@ public protocol AlertStateStore: Sendable {
     func saveAlert(_ status: AlertStatus, data: String, now: Date) async throws(StateStoreError)
     /// Acknowledges the current episode (the first acknowledgement wins); throws `AlertAckError`
     /// when the alert is unknown or not alerting.
-    func ackAlert(id: String, by: String, at: Date) async throws -> AlertStatus
+    /// With `episode` (an ack link's), only that episode is acknowledged, and only once.
+    func ackAlert(id: String, by: String, at: Date, episode: Int64?) async throws -> AlertStatus
     /// Every stored alert, by id.
     func alertStatuses() async throws(StateStoreError) -> [AlertStatus]
 }
@@ -84,6 +88,9 @@ public protocol AlertStateStore: Sendable {
 public protocol RemoteCommandAudit: RemoteCommandLedger {
     /// The site's in-flight, sent, failed and released commands since `since`.
     func recentCommands(site: String, since: Date) async throws -> [RemoteCommandRecord]
+    /// The newest `limit` entries (of one site, or all), oldest first, each with the refusals
+    /// counted on it (`audit_repeats`).
+    func auditLog(site: String?, limit: Int) async throws -> [AuditRecordRow]
     /// The newest `limit` entries (of one site, or all), oldest first.
     func auditEntries(site: String?, limit: Int) async throws -> [AuditEntry]
     /// The command with ticket (or unique prefix, or Remote 2.0 id) `id`.

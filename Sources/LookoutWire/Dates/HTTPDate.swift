@@ -18,15 +18,17 @@ public enum HTTPDate {
 
     /// Formats a `Date` (see ``format(epochMilliseconds:)``).
     public static func format(_ date: Date) -> String {
-        format(epochMilliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+        format(epochMilliseconds: ISO8601.epochMilliseconds(date))
     }
 
-    /// Parses `[Wed, ]17 Oct 2018 05:13[:00] (GMT|UT|UTC|Z|±hhmm)` to epoch milliseconds.
+    /// Parses `[Wed, ]17 Oct 2018 05:13[:00] (GMT|UT|UTC|Z|±hhmm)` to epoch milliseconds; a year
+    /// beyond ±300,000 is no date.
     public static func parse(_ text: String) -> Int64? {
         var parts = text.replacingOccurrences(of: ",", with: " ").split(separator: " ").map(String.init)
         if let first = parts.first, days.contains(first) { parts.removeFirst() }
         guard parts.count == 5, let d = Int(parts[0]), let mi = months.firstIndex(of: parts[1]),
-              let y = Int(parts[2]), (1...31).contains(d) else { return nil }
+              let y = Int(parts[2]), (1...31).contains(d),
+              abs(y) <= 300_000 else { return nil }  // beyond any JavaScript date; keeps the day arithmetic in range
         let time = parts[3].split(separator: ":").map { Int($0) }
         guard time.count == 2 || time.count == 3, !time.contains(where: { $0 == nil }) else { return nil }
         let h = time[0]!, m = time[1]!, s = time.count == 3 ? time[2]! : 0
@@ -51,8 +53,12 @@ extension HTTPDate {
     /// `nil` when it is neither.
     public static func retryAfter(_ text: String, now: Date = Date()) -> TimeInterval? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(trimmed), seconds.isFinite { return seconds >= 0 ? seconds : nil }
+        if let seconds = Double(trimmed), seconds.isFinite { return seconds >= 0 ? min(seconds, largestRetryAfter) : nil }
         guard let ms = parse(trimmed) else { return nil }
-        return max(0, Double(ms) / 1000 - now.timeIntervalSince1970)
+        return min(max(0, Double(ms) / 1000 - now.timeIntervalSince1970), largestRetryAfter)
     }
+
+    /// The longest wait a `Retry-After` gives (a year, in seconds): a server asking for more
+    /// (`Retry-After: 1e300`) gets this, so that no caller turns its wait into a trapping integer.
+    public static let largestRetryAfter: TimeInterval = 366 * 86_400
 }

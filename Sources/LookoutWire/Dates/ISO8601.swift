@@ -142,7 +142,17 @@ public enum ISO8601 {
 
     /// `date` as ``format(epochMilliseconds:milliseconds:)`` writes it (truncated to milliseconds).
     public static func format(_ date: Date, milliseconds: Bool = true) -> String {
-        format(epochMilliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)), milliseconds: milliseconds)
+        format(epochMilliseconds: epochMilliseconds(date), milliseconds: milliseconds)
+    }
+
+    /// Epoch milliseconds of `date`, rounded down; a date beyond `Int64` milliseconds (or not
+    /// finite) saturates at `Int64.min`/`Int64.max` instead of trapping.
+    public static func epochMilliseconds(_ date: Date) -> Int64 {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        if ms.isNaN { return 0 }
+        if ms >= Double(Int64.max) { return .max }  // 2^63: the first Double beyond Int64
+        if ms < Double(Int64.min) { return .min }
+        return Int64(ms)
     }
 
     /// `v` in decimal, zero-padded on the left to `width` digits.

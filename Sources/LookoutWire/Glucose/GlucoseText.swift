@@ -28,11 +28,14 @@ public enum GlucoseText {
     /// mmol/L per mg/dL (xDrip4iOS's factor, seed 001).
     public static let mmolPerMgdl = 0.0555
 
-    /// The number alone in `unit` (`132`, `7.3`) for a value in mg/dL.
+    /// The number alone in `unit` (`132`, `7.3`) for a value in mg/dL, rounded half away from
+    /// zero as an upload stores it (`upload_bg` of 100.5 stores 101, seed 001's `sgv`), not
+    /// `printf`'s half to even (which shows 100).
     public static func number(mgdl: Double, in unit: Unit) -> String {
+        // Rounded first, so `%.0f`/`%.1f` only print; `String(format:)` never traps, whatever the number.
         switch unit {
-        case .mgdl: return String(format: "%.0f", mgdl)  // never traps, whatever the number
-        case .mmol: return String(format: "%.1f", mgdl * mmolPerMgdl)
+        case .mgdl: return String(format: "%.0f", mgdl.rounded())
+        case .mmol: return String(format: "%.1f", (mgdl * mmolPerMgdl * 10).rounded() / 10)
         }
     }
 

@@ -51,7 +51,14 @@ local function classes()
   end
   return out
 end
-function help(x)
+function help(...)
+  local x = ...
+  if x == nil and select("#", ...) > 0 then
+    -- help(nightscout) where `nightscout` is no global: the value is nil, not the module.
+    print('help(nil): the value given is nil, not a module: a module that is not a global is named in quotes, '
+      .. 'as in help "nightscout" (or first: local nightscout = require "nightscout"); help() lists every module')
+    return
+  end
   print(help_registry():help(x, { roots = roots(), getmetatable = rawmetatable, classes = classes(),
                                   reachable = function(name) return rawget(_G, name) ~= nil end }))
 end

@@ -9,7 +9,7 @@
 ---@class jsonlib
 ---@field null lightuserdata JSON null
 ---@field empty_array lightuserdata encodes as []
----@field array_mt table metatable marking a table as a JSON array
+---@field array_mt table metatable marking a table as a JSON array: written up to its largest positive integer key (holes as null; too sparse, e.g. `{[2^31] = 1}`, raises); other keys are ignored
 ---@field safe jsonlib.safe versions that return nil, err instead of raising
 local json = {}
 

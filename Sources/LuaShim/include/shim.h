@@ -51,6 +51,7 @@ typedef struct ShimBudget {
     lua_State *task_thread; ///< the thread of the task running now (the hook may yield it at a limit)
     int trip_yielded;       ///< 1 when the hook yielded task_thread at a limit (trip_message says why)
     char trip_message[320]; ///< "file:line: CPU limit exceeded: …" of that yield
+    int user_hooks;         ///< a --trusted script called debug.sethook (shim.c: USER_HOOKS)
 } ShimBudget;
 
 /// What the stall watchdog reads from another thread (relaxed atomic loads).
@@ -103,13 +104,24 @@ lua_State *shim_set_current(ShimBudget *budget, lua_State *L);
 void shim_check_budget(lua_State *L);
 /// Replaces the standard library functions whose loops escape the count hook (string.rep,
 /// table.insert/remove/move/concat/sort), the `setmetatable` that refuses `__gc`, the `xpcall`
-/// whose message handler never runs for a limit error, and coroutine.resume/close that keep
-/// ShimBudget.current (limits.c).
+/// whose message handler never runs for a limit error (limits.c), coroutine.close that keeps
+/// ShimBudget.current, and load, require and collectgarbage (baselib.c). `trusted` allows
+/// finalizers and every collectgarbage option.
 /// Call after luaL_openlibs, before the prelude. Returns a Lua status; never raises.
-int shim_guard_library(lua_State *L);
+int shim_guard_library(lua_State *L, int trusted);
+/// Installs Lookout's load, require and collectgarbage (baselib.c) in the globals table.
+void shim_install_baselib(lua_State *L, int trusted);
+/// Pushes the loadfile and dofile of --trusted scripts (text chunks only; baselib.c).
+void shim_push_filelib(lua_State *L);
+/// The prelude calls it with the host's drop_wait: installs coroutine.resume, wrap, yield,
+/// running and isyieldable as scripts see them (coroutines.c).
+int shim_open_coroutines(lua_State *L);
 /// After the hook yielded a task at a limit (ShimBudget.trip_yielded): pushes the limit's error
 /// message onto the task's thread, which the scheduler then ends like a task that raised it.
 void shim_pushtripmessage(lua_State *co);
+/// Called with the original debug.sethook, returns the one --trusted scripts get: it notes the
+/// hook it sets so that the limit hook, armed in its place, hands the thread back to it.
+int shim_compose_sethook(lua_State *L);
 /// Atomically asks the running code to stop with "interrupted!" (any thread).
 void shim_interrupt(ShimBudget *budget, int on);
 /// The calling thread's kernel id (Linux), or -1.
@@ -117,6 +129,8 @@ int64_t shim_thread_id(void);
 /// Gives a thread (by kernel id) the lowest scheduling priority (nice 19; Linux only). Returns 0
 /// on success. For the thread of an abandoned Lua state, which cannot be stopped.
 int shim_deprioritize(int64_t thread_id);
+/// Writes out what C stdio holds for standard output (io.write's buffer).
+void shim_flush_stdout(void);
 /// Monotonic clock in nanoseconds.
 int64_t shim_now_ns(void);
 

@@ -173,7 +173,9 @@ public struct AuditEntry: Sendable, Codable, Equatable, Identifiable {
     /// Free text: the command description, or the server's answer for sent/failed entries.
     public var detail: String
 
-    /// An entry with the given fields.
+    /// An entry with the given fields, each cut to `AuditText`'s sizes (a script chooses part
+    /// of the text: an override name shows in the command, the reason and the detail); the site
+    /// of an allowed command is kept whole.
     public init(
         id: UUID = UUID(), ticketID: UUID?, time: Date, site: String, command: AuditCommand,
         source: String, verdict: AuditVerdict, reasonCode: String? = nil, reason: String? = nil,
@@ -182,14 +184,15 @@ public struct AuditEntry: Sendable, Codable, Equatable, Identifiable {
         self.id = id
         self.ticketID = ticketID
         self.time = time
-        self.site = site
-        self.command = command
-        self.source = source
+        // An allowed command's site keys its budget and comes from the config: kept whole.
+        self.site = verdict == .refused ? AuditText.bounded(site, to: AuditText.textLimit) : site
+        self.command = command.bounded
+        self.source = AuditText.bounded(source, to: AuditText.fieldLimit)
         self.verdict = verdict
-        self.reasonCode = reasonCode
-        self.reason = reason
+        self.reasonCode = AuditText.bounded(reasonCode, to: AuditText.fieldLimit)
+        self.reason = AuditText.bounded(reason, to: AuditText.textLimit)
         self.phase = phase
-        self.detail = detail
+        self.detail = AuditText.bounded(detail, to: AuditText.textLimit)
     }
 }
 

@@ -10,6 +10,9 @@ public struct RemoteCommandTicket: Sendable, Hashable, Identifiable {
     public let id: UUID
     /// The site the command is for (the budget's key, `RemoteCommandSite.key(for:)` in the host).
     public let site: String
+    /// The other keys the command was reserved under (the site's other spellings' keys, the Loop
+    /// device's key): what receives it, for its budget and its one-time code.
+    public let keys: [String]
     /// The command to send, with amounts normalized to the 0.01 step.
     public let command: LoopCommand
     /// The script (or other caller) that asked for it.
@@ -17,12 +20,35 @@ public struct RemoteCommandTicket: Sendable, Hashable, Identifiable {
     /// When it was authorized (the `now` passed to `authorize`).
     public let authorizedAt: Date
 
-    init(id: UUID, site: String, command: LoopCommand, source: String, authorizedAt: Date) {
+    init(id: UUID, site: String, keys: [String] = [], command: LoopCommand, source: String, authorizedAt: Date) {
         self.id = id
         self.site = site
+        self.keys = keys
         self.command = command
         self.source = source
         self.authorizedAt = authorizedAt
+    }
+}
+
+/// Why no one-time code was given for a command (`RemoteCommandGuard.oneTimeCode`); the
+/// command is not sent.
+public enum OneTimeCodeRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    /// This period's code was already sent to the pump, and the next comes after the command's wait.
+    case codeInUse(nextIn: TimeInterval, wait: TimeInterval)
+    /// The ledger could not be read or written.
+    case ledgerUnavailable(String)
+    /// The wait was cancelled.
+    case cancelled
+
+    /// What the script and the audit log are told.
+    public var description: String {
+        switch self {
+        case .codeInUse(let next, let wait):
+            return "not sent: this period's one-time code was already used for this pump (Loop refuses a code twice); "
+                + "the next code comes in \(Int(next.rounded(.up))) s, beyond the command's wait of \(Int(wait)) s"
+        case .ledgerUnavailable(let why): return "not sent: the used one-time codes cannot be read: \(why)"
+        case .cancelled: return "not sent: cancelled while waiting for the next one-time code"
+        }
     }
 }
 

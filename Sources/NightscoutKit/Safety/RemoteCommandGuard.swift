@@ -78,9 +78,14 @@ public actor RemoteCommandGuard {
     /// Decides whether `command` may be sent to `site` now, on behalf of `source` (the script
     /// name), reserving it when allowed. Every call writes exactly one audit entry: `attempted`
     /// (allowed), `refused`, or `dry-run`.
+    /// `keys` are the other keys of what receives the command (`RemoteCommandSite.keys(for:)`,
+    /// the Loop device's `deviceKey`): the command shares the budget of every command reserved
+    /// under `site` or any of them, and is reserved under all of them.
     /// `now` defaults to the clock read inside the guard, so concurrent callers are ordered as
     /// the guard serves them (a time read before the call could look like a clock going back).
-    public func authorize(_ command: LoopCommand, site: String, source: String = "", now given: Date? = nil) async -> Decision {
+    public func authorize(_ command: LoopCommand, site: String, keys givenKeys: [String] = [], source: String = "",
+                          now given: Date? = nil) async -> Decision {
+        let keys = Array(Set(givenKeys).subtracting([site])).sorted()
         let checked: Checked
         switch check(command, site: site) {
         case .failure(let reason): return await refuse(command, reason, site: site, source: source, now: given ?? Date())
@@ -98,7 +103,7 @@ public actor RemoteCommandGuard {
         let outcome: Reserved
         do {
             // The check and the reservation: one exclusive ledger transaction.
-            outcome = try await ledger.reserve(site: site, window: window, now: given) { records, now in
+            outcome = try await ledger.reserve(site: site, keys: keys, window: window, now: given) { records, now in
                 let existing = records.map(Self.reservation(from:)) + dryRuns
                 if let reason = rules.refusal(checked, existing: existing, now: now) {
                     return (AuditEntry(
@@ -133,7 +138,8 @@ public actor RemoteCommandGuard {
             return .refused(reason)
         case nil:
             inFlight.insert(id)
-            return .allowed(RemoteCommandTicket(id: id, site: site, command: checked.command, source: source, authorizedAt: outcome.time))
+            return .allowed(RemoteCommandTicket(id: id, site: site, keys: keys, command: checked.command, source: source,
+                                                authorizedAt: outcome.time))
         }
     }
 
@@ -176,6 +182,36 @@ public actor RemoteCommandGuard {
             ticketID: ticket.id, time: now ?? Date(), site: ticket.site, command: AuditCommand(ticket.command),
             source: ticket.source, verdict: .allowed, phase: .appError,
             detail: detail.isEmpty ? AuditCommand(ticket.command).description : detail))
+    }
+
+    /// The one-time code to send `ticket`'s command with: the code of the current TOTP period
+    /// when no command to the same pump (its site and keys) has used it, claimed in the ledger so
+    /// that no process sends it again; otherwise the next period's code, waiting for it when it
+    /// comes within `wait` seconds. Loop refuses a code it has seen, while the command still
+    /// counts against the budget, so a code is never sent twice.
+    /// - Returns: the code and the time it is for (send it with that time), or why not: the
+    ///   code is in use and the next one comes later than `wait`, or the ledger failed.
+    public func oneTimeCode(for ticket: RemoteCommandTicket, otp: TOTP, wait: TimeInterval,
+                            clock: @Sendable () -> Date = { Date() }) async -> Result<(code: String, time: Date), OneTimeCodeRefusal> {
+        let started = clock()
+        let pumps = [ticket.site] + ticket.keys
+        while true {
+            let now = clock()
+            let counter = otp.counter(at: now)
+            let code = otp.code(counter: counter)
+            do {
+                if try await ledger.claimOneTimeCode(code, counter: counter, pumps: pumps, now: now) { return .success((code, now)) }
+            } catch {
+                lastAuditError = String(describing: error)
+                return .failure(.ledgerUnavailable(String(describing: error)))
+            }
+            // The next period's code, just after it starts.
+            let next = Date(timeIntervalSince1970: TimeInterval(counter + 1) * TimeInterval(otp.period) + 0.05)
+            let waited = next.timeIntervalSince(started)
+            guard waited <= wait else { return .failure(.codeInUse(nextIn: max(0, next.timeIntervalSince(now)), wait: wait)) }
+            try? await Task.sleep(for: .seconds(max(0.01, next.timeIntervalSince(now))))
+            if Task.isCancelled { return .failure(.cancelled) }
+        }
     }
 
     /// The longest carb absorption time accepted, in hours (longer: `invalidParameter`).

@@ -9,36 +9,36 @@ import Foundation
 /// host writes count: nothing a script can write (treatments, device status, remote-command
 /// state) changes what a ledger holds.
 public protocol RemoteCommandLedger: AuditLog {
-    /// Runs `decide` on the site's records inside one exclusive transaction and appends the entry
-    /// it returns in that same transaction; returns its result.
+    /// Runs `decide` on the records of the commands sharing a budget with this one inside one
+    /// exclusive transaction and appends the entry it returns in that same transaction; returns
+    /// its result.
     ///
+    /// The records are those of every command reserved under `site` or any of `keys` (the other
+    /// keys of what receives the command: `RemoteCommandSite.keys(for:)`, a Loop device's
+    /// `deviceKey`), or under a key linked to those through such a command, transitively; an
+    /// appended entry with a ticket is recorded under `site` and all of `keys`.
     /// No other `reserve` of any process using this ledger may run between the read and the
     /// append (SQLite: `BEGIN IMMEDIATE`). `decide` gets the records whose `time` is at or after
     /// `now − window` and `now`: `given`, or the clock read once the lock is held (so callers are
     /// ordered as the ledger serves them). Throwing (the ledger cannot be read or written) means
     /// nothing was appended.
     func reserve<T: Sendable>(
-        site: String, window: TimeInterval, now given: Date?,
+        site: String, keys: [String], window: TimeInterval, now given: Date?,
         _ decide: @escaping @Sendable (_ records: [RemoteCommandRecord], _ now: Date) -> (entry: AuditEntry, result: T)
     ) async throws -> T
+
+    /// Claims the one-time code `code` of TOTP time step `counter` for every pump key in `pumps`,
+    /// in one exclusive transaction: true when none of them has used that time step or that
+    /// code in the last `RemoteCommandOTP.reuseWindow` (the claim is recorded), false when one
+    /// has (nothing is recorded). Loop refuses a code it has seen ("Password … was already
+    /// used"), so a code is sent at most once per pump, by any process using this ledger.
+    func claimOneTimeCode(_ code: String, counter: UInt64, pumps: [String], now: Date) async throws -> Bool
 }
 
-/// The key a site's budget is kept under: the normalised origin and path of its URL.
-public enum RemoteCommandSite {
-    /// `scheme://host[:port]/path` with scheme and host lowercased, the default port (80 for
-    /// http, 443 for https) dropped, no user, query or fragment, and trailing slashes removed, so
-    /// `HTTPS://NS.Example.org:443/` and `https://ns.example.org` are one site.
-    public static func key(for url: URL) -> String {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        let scheme = (components.scheme ?? "").lowercased()
-        var text = scheme + "://" + (components.host ?? "").lowercased()
-        if let port = components.port, !(scheme == "http" && port == 80), !(scheme == "https" && port == 443) {
-            text += ":\(port)"
-        }
-        var path = components.percentEncodedPath
-        while path.hasSuffix("/") { path.removeLast() }
-        return text + path
-    }
+/// One-time codes and the pumps they were used for (see `RemoteCommandLedger.claimOneTimeCode`).
+public enum RemoteCommandOTP {
+    /// How long a used code is remembered (Loop accepts a code for a few periods at most).
+    public static let reuseWindow: TimeInterval = 15 * 60
 }
 
 /// An in-memory `AuditLog` and `RemoteCommandLedger` (tests, and hosts without a state store).
@@ -46,6 +46,10 @@ public enum RemoteCommandSite {
 public actor InMemoryAuditLog: RemoteCommandLedger {
     /// Every entry, in append order.
     public private(set) var entries: [AuditEntry] = []
+    /// The budget keys each reserved ticket was recorded under (besides its entries' site).
+    private var ticketKeys: [UUID: Set<String>] = [:]
+    /// Claimed one-time codes: pump key, time step, code, when.
+    private var claimedCodes: [(pump: String, counter: UInt64, code: String, time: Date)] = []
 
     /// An empty log, or one holding `entries` (e.g. a previous run's).
     public init(entries: [AuditEntry] = []) { self.entries = entries }
@@ -56,19 +60,39 @@ public actor InMemoryAuditLog: RemoteCommandLedger {
     /// The entries of one site, in append order.
     public func entries(site: String) -> [AuditEntry] { entries.filter { $0.site == site } }
 
-    /// The site's records derived with `RemoteCommandRecord.records(from:)`, at or after `since`.
-    public func recentCommands(site: String, since: Date) -> [RemoteCommandRecord] {
-        RemoteCommandRecord.records(from: entries.filter { $0.site == site }).filter { $0.time >= since }
+    /// The records of the commands reserved under `site` or any of `keys`, derived with
+    /// `RemoteCommandRecord.records(from:)`, at or after `since`.
+    public func recentCommands(site: String, keys: [String] = [], since: Date) -> [RemoteCommandRecord] {
+        var wanted = Set(keys).union([site])
+        var tickets = Set<UUID>()
+        while true {  // every key linked through a ticket, transitively
+            tickets = Set(ticketKeys.filter { !$0.value.isDisjoint(with: wanted) }.keys)
+            let linked = tickets.reduce(wanted) { $0.union(ticketKeys[$1] ?? []) }
+            if linked == wanted { break }
+            wanted = linked
+        }
+        let shared = entries.filter { wanted.contains($0.site) || ($0.ticketID.map(tickets.contains) ?? false) }
+        return RemoteCommandRecord.records(from: shared).filter { $0.time >= since }
     }
 
     /// Decides and appends without a suspension point in between (atomic on the actor).
     public func reserve<T: Sendable>(
-        site: String, window: TimeInterval, now given: Date?,
+        site: String, keys: [String], window: TimeInterval, now given: Date?,
         _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)
     ) async throws -> T {
         let now = given ?? Date()
-        let decided = decide(recentCommands(site: site, since: now - window), now)
+        let decided = decide(recentCommands(site: site, keys: keys, since: now - window), now)
         entries.append(decided.entry)
+        if let ticket = decided.entry.ticketID { ticketKeys[ticket, default: []].formUnion(keys + [site]) }
         return decided.result
+    }
+
+    /// Claims a code for the pumps (atomic on the actor).
+    public func claimOneTimeCode(_ code: String, counter: UInt64, pumps: [String], now: Date) -> Bool {
+        let wanted = Set(pumps)
+        claimedCodes.removeAll { now.timeIntervalSince($0.time) > RemoteCommandOTP.reuseWindow }
+        if claimedCodes.contains(where: { wanted.contains($0.pump) && ($0.counter == counter || $0.code == code) }) { return false }
+        for pump in wanted { claimedCodes.append((pump, counter, code, now)) }
+        return true
     }
 }

@@ -87,6 +87,9 @@ public struct TherapyLimits: Sendable, Equatable, Codable {
         where name.isEmpty || name.trimmingCharacters(in: .whitespacesAndNewlines) != name {
             out.append(.badOverrideName(name))
         }
+        for name in allowedOverrides.sorted() where name.utf8.count > AuditText.fieldLimit {
+            out.append(.overrideNameTooLong(bytes: name.utf8.count))
+        }
         for name in allowedToggles.sorted() where !Self.toggleKinds.contains(name) {
             out.append(.unknownToggle(name))
         }
@@ -152,6 +155,8 @@ public enum TherapyLimitsProblem: Sendable, Equatable, CustomStringConvertible {
     case tooLarge(field: String, value: Double, largest: Double)
     /// An allowed override name is empty or has leading/trailing whitespace.
     case badOverrideName(String)
+    /// An allowed override name is longer than the audit log keeps (`AuditText.fieldLimit`).
+    case overrideNameTooLong(bytes: Int)
     /// An allowed toggle is not `closed_loop` or `autobolus`.
     case unknownToggle(String)
 
@@ -164,6 +169,8 @@ public enum TherapyLimitsProblem: Sendable, Equatable, CustomStringConvertible {
             return "\(field) must be at most \(largest) (got \(value))"
         case .badOverrideName(let name):
             return "allowedOverrides: name \"\(name)\" must be non-empty without leading or trailing whitespace"
+        case .overrideNameTooLong(let bytes):
+            return "allowedOverrides: a name of \(bytes) bytes is longer than the \(AuditText.fieldLimit) bytes allowed"
         case .unknownToggle(let name):
             return "allowedToggles: unknown toggle \"\(name)\" (known: autobolus, closed_loop)"
         }

@@ -12,7 +12,8 @@ public struct MirrorDocument: Sendable, Equatable {
     /// (profiles), the strings parsed with `NightscoutDate`. `nil` when none parses.
     public var date: Int64?
     /// The server's modification time (`srvModified`, epoch ms); `nil` for documents read through
-    /// API v1 that never had one.
+    /// API v1 that never had one (the mirror stores v3's stand-in then: see
+    /// `SyncManager.canonicalSrvModified`).
     public var srvModified: Int64?
     /// `false` only for soft-deleted documents (`isValid: false`).
     public var isValid: Bool
@@ -55,6 +56,13 @@ public struct MirrorDocument: Sendable, Equatable {
     /// - Throws: `NightscoutError.decoding` when the body is not a JSON array.
     public static func split(jsonArray body: Data) throws -> [MirrorDocument] {
         try scan(body, envelope: false).documents
+    }
+
+    /// The number of elements of a v3 envelope's `result` array, read by the byte scanner (so a
+    /// number beyond `Double`'s range in a document does not make the page unreadable).
+    /// - Throws: `NightscoutError.decoding` when the body is not such an envelope.
+    public static func elementCount(v3Envelope body: Data) throws -> Int {
+        try scan(body, envelope: true).elementCount
     }
 
     /// The documents of `body` and the number of elements in its array (including those left out).

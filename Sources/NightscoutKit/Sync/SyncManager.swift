@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 extension NightscoutConfiguration {
     /// The key a `SyncManager` files this site's mirror under: `scheme://host[:port][/path]` with
@@ -178,7 +179,8 @@ public actor SyncManager {
         let states = try await store.states(site: site, collection: run.report.collection,
                                             identifiers: documents.map(\.identifier))
         var changed: [MirrorDocument] = []
-        for d in documents {
+        for var d in documents {
+            d.srvModified = Self.canonicalSrvModified(d, collection: run.report.collection)
             let old = states[d.identifier]
             if !d.isValid {
                 if let old, !old.isValid, old.srvModified == d.srvModified { run.report.unchanged += 1; continue }
@@ -193,6 +195,27 @@ public actor SyncManager {
             changed.append(d)
         }
         return changed
+    }
+
+    /// `srvModified` as API v3 shows it, so that one document has one form in the mirror
+    /// whatever API it came through: the stored one, else (a document written through v1 and
+    /// read through v1, which has none) the time v3 shows in its place (`fallbackGetDate`: `date`
+    /// for entries, `created_at` for the other collections, none for settings). Without it every
+    /// switch between a v1 and a v3 full sync reported each v1-written document as updated.
+    static func canonicalSrvModified(_ d: MirrorDocument, collection: V3Collection) -> Int64? {
+        if let stored = d.srvModified { return stored }
+        switch collection {
+        case .settings: return nil
+        case .entries: return Self.topLevelTime("date", in: d.raw)
+        default: return Self.topLevelTime("created_at", in: d.raw)
+        }
+    }
+
+    /// A top-level time field of a document's JSON (epoch ms or a date string), if it parses.
+    private static func topLevelTime(_ key: String, in raw: Data) -> Int64? {
+        guard let value = (try? JSONParser.parse(raw))?[key] else { return nil }
+        if let s = value.stringValue { return NightscoutDate(string: s)?.epochMilliseconds }
+        return value.doubleValue.flatMap(NightscoutDate.milliseconds)
     }
 
     // MARK: - History

@@ -56,10 +56,11 @@ struct AckCommand: AsyncParsableCommand {
         guard !alerts.isEmpty else { return "no alerts (no script has checked one yet)" }
         let time = ISO8601DateFormatter()
         // CHECKED shows when the script last looked: an old time means no script is watching.
-        let header = ["ID", "STATE", "SEVERITY", "SINCE", "EPISODE", "ACKED BY", "CHECKED", "SCRIPT"]
+        // WHY is the script's own reading of the data ("pending: below 70 for 9 min of 15 min …").
+        let header = ["ID", "STATE", "SEVERITY", "SINCE", "EPISODE", "ACKED BY", "CHECKED", "SCRIPT", "WHY"]
         let rows = alerts.map { a in
             [a.id, a.state, a.severity, time.string(from: a.since), String(a.episode), a.ackedBy ?? "",
-             time.string(from: a.updatedAt), a.script]
+             time.string(from: a.updatedAt), a.script, a.why ?? ""]
         }
         return TextTable.render(header, rows)
     }

@@ -19,14 +19,15 @@ struct AuditLogCommand: AsyncParsableCommand {
         let environment = try HostEnvironment.load()
         let store: any StateBackend
         do { store = try StateBackends.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
-        let entries = try await store.auditEntries(site: site, limit: max(1, limit))
-        guard !entries.isEmpty else {
+        let rows = try await store.auditLog(site: site, limit: max(1, limit))
+        guard !rows.isEmpty else {
             print("the audit log is empty")
             return
         }
         let time = ISO8601DateFormatter()
-        for entry in entries {
-            var line = "\(time.string(from: entry.time))  \(entry.phase.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))"
+        for row in rows {
+            let entry = row.entry
+            var line = "\(time.string(from: entry.time))  \(Self.phaseColumn(entry.phase))"
                 + "\(entry.command)  by \(entry.source.isEmpty ? "?" : entry.source)  on \(entry.site)"
             if entry.phase == .refused, let reason = entry.reason {
                 line += "\n    refused: \(reason)"
@@ -35,7 +36,16 @@ struct AuditLogCommand: AsyncParsableCommand {
             } else if [.sent, .failed, .indeterminate, .confirmed, .appError, .released].contains(entry.phase), !entry.detail.isEmpty {
                 line += "\n    \(entry.detail)"
             }
+            if row.repeats > 0 {
+                line += "\n    repeated \(row.repeats) more time\(row.repeats == 1 ? "" : "s")"
+                    + (row.lastRepeat.map { ", last at \(time.string(from: $0))" } ?? "")
+            }
             print(line)
         }
+    }
+
+    /// The phase padded to the longest phase name and two spaces (`indeterminate` is 13 letters).
+    static func phaseColumn(_ phase: AuditPhase) -> String {
+        phase.rawValue.padding(toLength: "indeterminate".count + 2, withPad: " ", startingAt: 0)
     }
 }

@@ -37,13 +37,14 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let folder = DemoScripts.folder() else {
-            throw HostSetupError(description: "cannot find the ready scripts (Scripts/): run the demo from Lookout's folder")
-        }
         let home = NSTemporaryDirectory() + "lookout-demo-\(getpid())"
         try? FileManager.default.removeItem(atPath: home)
         try FileManager.default.createDirectory(atPath: home + "/state", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: home) }
+        let folder: String
+        do { folder = try DemoScripts.folder(home: home) } catch {
+            throw HostSetupError(description: "cannot write the ready scripts into \(home): \(error)")
+        }
 
         let nightscout = NightscoutSimulator(options: .init(authFailDelay: .zero))
         let boat = try SignalKSimulator(options: .init(rate: 1, vesselName: "Lookout demo"))
@@ -64,6 +65,7 @@ struct DemoCommand: AsyncParsableCommand {
         await weather.start()
 
         let paths = LookoutPaths(configFile: home + "/config.toml", stateDirectory: home + "/state")
+        try clock.story.save(paths)
         try DemoConfig.text(nightscout: nsURL, signalK: skURL, step: step).write(toFile: paths.configFile, atomically: true, encoding: .utf8)
         let config: HostConfig
         do { config = try HostConfig.load(paths: paths) } catch { throw HostSetupError(description: "demo config: \(error)") }
@@ -84,7 +86,7 @@ struct DemoCommand: AsyncParsableCommand {
         let view = DemoView(nightscoutURL: nsURL, signalKURL: skURL, home: home, clock: clock)
         let started = Date()
         let ticker = Task {
-            var shown = 0
+            var shown = 0, hinted = false
             while !Task.isCancelled {
                 let snapshot = await DemoSnapshot.take(nightscout: nightscout, boat: boat, scripts: scripts, log: log, paths: paths,
                                                        clock: clock)
@@ -94,6 +96,10 @@ struct DemoCommand: AsyncParsableCommand {
                     let fresh = log.recent.dropFirst(min(shown, log.recent.count))
                     for line in fresh { FileHandleOutput.standardOutput.write(line + "\n") }
                     shown = log.recent.count
+                    if !snapshot.alerts.isEmpty && !hinted {
+                        FileHandleOutput.standardOutput.write(view.ackHint + "\n")
+                        hinted = true
+                    }
                     if let last = snapshot.entries.last {
                         FileHandleOutput.standardOutput.write("BG " + GlucoseText.format(mgdl: last.sgv, direction: last.direction) + "; alerts: "
                             + (snapshot.alerts.isEmpty ? "none" : snapshot.alerts.joined(separator: "; ")) + "\n")

@@ -5,6 +5,7 @@ import LookoutAutomation
 import LookoutConfig
 import LookoutModules
 import Lua
+import ReadyScripts
 
 /// The ready automations the demo runs, each in its own Lua state, as `lookout serve` would.
 final class DemoScripts: Sendable {
@@ -21,8 +22,20 @@ final class DemoScripts: Sendable {
     private let states: Locked<[String: String]> = Locked([:])
 
     /// Where the ready scripts are: `Scripts/` in the current folder, or next to the build folder
-    /// that holds this executable (`swift run` from a checkout).
-    static func folder() -> String? {
+    /// that holds this executable (`swift run` from a checkout: edits there show in the demo);
+    /// otherwise the copies the binary carries, written into `home` (the demo's temporary folder).
+    static func folder(home: String) throws -> String {
+        if let checkout = checkoutFolder() { return checkout }
+        let folder = home + "/scripts"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for name in names {
+            guard let source = ReadyScripts.all[name] else { continue }
+            try Data(source).write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+        return folder
+    }
+
+    private static func checkoutFolder() -> String? {
         var candidates = [FileManager.default.currentDirectoryPath + "/Scripts"]
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<5 {

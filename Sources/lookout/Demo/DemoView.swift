@@ -22,6 +22,9 @@ struct DemoView {
         var log: [String]
     }
 
+    /// How to acknowledge the demo's alerts (its state folder is a temporary one).
+    var ackHint: String { "acknowledge from another terminal: LOOKOUT_HOME=\(home) lookout ack urgent-low" }
+
     func render(_ s: Snapshot, color: Bool) -> String {
         var out = ["Lookout demo: simulated CGM and boat data, no accounts; one reading every few seconds stands for",
                    "five minutes of a night. Ctrl-C stops it.",
@@ -42,7 +45,7 @@ struct DemoView {
         }
         out.append("")
         out.append("Alerts:  " + (s.alerts.isEmpty ? "none firing" : s.alerts.joined(separator: "; ")))
-        if !s.alerts.isEmpty { out.append("         acknowledge from another terminal: LOOKOUT_HOME=\(home) lookout ack urgent-low") }
+        if !s.alerts.isEmpty { out.append("         " + ackHint) }
         out.append("Signal K: " + (s.boat.isEmpty ? "(nothing published yet)" : s.boat.map { "\($0.0) = \($0.1)" }.joined(separator: ", ")))
         out.append("Scripts: " + s.scripts.map { "\($0.0) \($0.1)" }.joined(separator: " · "))
         out.append("")

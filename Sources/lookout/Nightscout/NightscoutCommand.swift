@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutConfig
 import LookoutModules
 import NightscoutKit
 
@@ -25,7 +26,7 @@ struct NightscoutCommand: AsyncParsableCommand {
             abstract: "Create a subject with roles and write its access token to a file (mode 0600) for a profile's token_file.",
             discussion: """
                 Roles are Nightscout's: readable (read everything), careportal (create treatments), \
-                devicestatus-upload, status-only, admin, or the site's own. The token is a secret: it is \
+                devicestatus-upload, status-only, activity, denied, admin, or the site's own (with --site-role). The token is a secret: it is \
                 written to --file (default: the state directory's tokens/nightscout-PROFILE-NAME.token), \
                 never printed.
 
@@ -44,9 +45,21 @@ struct NightscoutCommand: AsyncParsableCommand {
         @Option(help: "Where to write the token (must not exist yet).")
         var file: String?
 
+        @Flag(name: .customLong("site-role"), help: "Accept roles the site defines itself (not only Nightscout's own).")
+        var siteRole = false
+
+        /// Nightscout's own roles (lib/authorization/storage.js); a site may add its own.
+        static let knownRoles = ["admin", "denied", "status-only", "readable", "careportal", "devicestatus-upload", "activity"]
+
         func validate() throws {
             if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("NAME must not be empty") }
             if roles.isEmpty { throw ValidationError("give at least one ROLE, e.g. readable") }
+            // A mistyped role makes a subject that can do nothing, silently.
+            for role in roles where !siteRole && !Self.knownRoles.contains(role) {
+                let guess = ConfigWording.suggestion(for: role, among: Self.knownRoles).map { " (did you mean \($0)?)" } ?? ""
+                throw ValidationError("unknown role '\(role)'\(guess); Nightscout's roles: \(Self.knownRoles.joined(separator: ", "))"
+                                      + " (a role your site defines itself: add --site-role)")
+            }
         }
 
         func run() async throws {

@@ -56,7 +56,9 @@ struct ReplCommand: AsyncParsableCommand {
             let answer = await reader.readLine(prompt: question + " [y/N] ")
             return ["y", "yes"].contains(answer?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
         }
-        let session = ReplSession(runtime: runtime, reader: reader, interactive: interactive)
+        let session = ReplSession(runtime: runtime, reader: reader, interactive: interactive) {
+            try HostEnvironment.load().modules(logger: logger, confirmation: confirmation)
+        }
         if interactive {
             reader.print("Lookout \(LookoutVersion.current) (Lua 5.4): help() for help, .quit or Ctrl-D to leave")
         }

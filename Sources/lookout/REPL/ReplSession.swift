@@ -8,11 +8,15 @@ final class ReplSession: Sendable {
     private let reader: any LineReader
     private let interactive: Bool
     private let state = Locked((evaluating: false, lastInterrupt: Date?.none))
+    /// The modules over config.toml as it is now (`.reset` rereads it); throws a config error.
+    private let reloadModules: @Sendable () throws -> [any LuaModule]
 
-    init(runtime: LuaRuntime, reader: any LineReader, interactive: Bool) {
+    init(runtime: LuaRuntime, reader: any LineReader, interactive: Bool,
+         reloadModules: @escaping @Sendable () throws -> [any LuaModule]) {
         self.runtime = runtime
         self.reader = reader
         self.interactive = interactive
+        self.reloadModules = reloadModules
     }
 
     /// Ctrl-C: cancels the running line, or clears the input; twice within a second leaves.
@@ -107,10 +111,16 @@ final class ReplSession: Sendable {
         case ".tasks":
             reader.print(await runtime.taskListing())
         case ".reset":
+            // config.toml again (profiles, channels, settings); a broken one keeps the last good one.
+            var modules: [any LuaModule]?
+            var note = "config.toml reread"
+            do { modules = try reloadModules() } catch {
+                note = "config.toml not reread (\(error)); kept the configuration from before"
+            }
             do {
-                try await runtime.reset()
+                try await runtime.reset(modules: modules)
                 try await runtime.prepareREPL()
-                reader.print("new Lua state: globals, timers and tasks are gone")
+                reader.print("new Lua state: globals, timers and tasks are gone; " + note)
             } catch {
                 reader.print("reset failed: \(error)")
             }
@@ -121,7 +131,7 @@ final class ReplSession: Sendable {
             }
             await load(file: parts[1].trimmingCharacters(in: .whitespaces))
         case ".help":
-            reader.print(".tasks  running tasks and timers\n.reset  fresh Lua state\n.load FILE  run a script here\n.quit  leave\nhelp(x)  documentation of x")
+            reader.print(".tasks  running tasks and timers\n.reset  fresh Lua state, config.toml reread\n.load FILE  run a script here\n.quit  leave\nhelp(x)  documentation of x")
         default:
             reader.print("unknown command \(parts[0]); try .help")
         }

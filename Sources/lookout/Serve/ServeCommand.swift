@@ -19,7 +19,9 @@ struct ServeCommand: AsyncParsableCommand {
             get --drain (default 10s), then everything is closed; queued outbox items stay queued.
             Health: GET http://127.0.0.1:PORT/status (JSON; [serve] status_port, default 8765,
             --status-port 0 turns it off) and `lookout status` (also from <state>/serve-status.json,
-            written every 2 s). Paths default to [serve] scripts in the config, else ./Scripts.
+            written every 2 s). The endpoint answers only Host names of its own (loopback, [serve]
+            hosts); alerts are acknowledged there only with the ack link of a notification.
+            Paths default to [serve] scripts in the config, else ./Scripts.
             """)
 
     @Argument(help: "Script files or folders of scripts (default: [serve] scripts, else ./Scripts).")
@@ -38,6 +40,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("worker"), help: .hidden)
     var worker: String?
+
+    /// A worker's parent's status port: its scripts may not reach it, and ack links point at it.
+    @Option(name: .customLong("parent-status-port"), help: .hidden)
+    var parentStatusPort: Int?
 
     func validate() throws {
         if script.trusted {
@@ -78,6 +84,7 @@ struct ServeCommand: AsyncParsableCommand {
         let log: ServeLog = { FileHandleOutput.standardError.write("lookout serve: \($0)\n") }
 
         if let worker {
+            if let parentStatusPort { ServeStatusAddress.add(port: parentStatusPort) }
             try await ServeWorker.run(file: worker, factory: factory, settings: settings, health: health, paths: paths, log: log)
             return
         }
@@ -89,11 +96,13 @@ struct ServeCommand: AsyncParsableCommand {
                 ? "no .lua scripts in \(targets.joined(separator: ", "))"
                 : "not found: \(missing.joined(separator: ", ")) (give script files or folders, or set [serve] scripts)")
         }
-        let runFactory = isolate ? ServeWorker.factory(script: script, drain: drain, health: health, paths: paths, base: factory) : factory
+        let runFactory = isolate
+            ? ServeWorker.factory(script: script, drain: drain, health: health, paths: paths, base: factory, memoryLimit: base.memoryLimit)
+            : factory
         let supervisor = ServeSupervisor(discovery: discovery, factory: runFactory, settings: settings, health: health, log: log)
         let status = try await ServeStatus.start(
             port: statusPort ?? config.serveStatusPort, health: health, paths: paths,
-            extraRoutes: ServeCommand.extraStatusRoutes(environment: environment), log: log)
+            extraRoutes: ServeCommand.extraStatusRoutes(environment: environment), door: StatusDoor(config: config), log: log)
 
         let stopRequested = AsyncStream<Void>.makeStream()
         let interrupts = InterruptCounter()
@@ -133,20 +142,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// Routes the status server answers besides `GET /status`: the alert acknowledgement callback
-    /// `POST /ack/<id>[?by=NAME]` (a phone shortcut, a notification action, `curl -X POST`).
+    /// Routes the status server answers besides `GET /status`: the alert acknowledgement of a
+    /// notification's ack link, `POST /ack/<id>?episode=…&expires=…&token=…` (and `GET`, a page
+    /// whose button posts it). Without the link's token nothing is acknowledged; `lookout ack ID`
+    /// on the machine needs none.
     static func extraStatusRoutes(environment: HostEnvironment) -> [StatusRoute] {
-        let acks = AlertAcks(paths: environment.paths)
-        return [
-            StatusRoute(method: "POST", pathPrefix: "/ack/") { request in
-                let id = String(request.path.dropFirst("/ack/".count)).removingPercentEncoding ?? ""
-                guard !id.isEmpty, !id.contains("/") else { return .text("expected POST /ack/<alert id>\n", status: 400) }
-                let by = request.query.flatMap { q in
-                    URLComponents(string: "?" + q)?.queryItems?.first { $0.name == "by" }?.value
-                } ?? "http"
-                let (status, json) = await acks.httpAck(id: id, by: by)
-                return StatusResponse(status: status, contentType: "application/json", body: Data((json + "\n").utf8))
-            },
-        ]
+        let paths = environment.paths
+        return AckRoutes.routes(acks: AlertAcks(paths: paths), key: { try AckLinkKey.load(paths: paths) })
     }
 }

@@ -29,7 +29,8 @@ final class ServeStatus: Sendable {
 
     /// Starts the endpoint (unless `port` is 0) and the status file writer.
     static func start(
-        port: Int, health: HealthRegistry, paths: LookoutPaths, extraRoutes: [StatusRoute], log: ServeLog
+        port: Int, health: HealthRegistry, paths: LookoutPaths, extraRoutes: [StatusRoute], door: StatusDoor = StatusDoor(),
+        log: ServeLog
     ) async throws -> ServeStatus {
         let started = ISO8601DateFormatter().string(from: Date())
         let pid = String(getpid())
@@ -41,7 +42,7 @@ final class ServeStatus: Sendable {
         }
         var server: StatusServer?
         if port != 0 {
-            let candidate = StatusServer(health: health, info: info, extraRoutes: extraRoutes)
+            let candidate = StatusServer(health: health, info: info, extraRoutes: extraRoutes, door: door)
             do {
                 let bound = try await candidate.start(port: port)
                 urlBox.value = "http://127.0.0.1:\(bound)/status"

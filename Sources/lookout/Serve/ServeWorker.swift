@@ -11,11 +11,13 @@ import Lua
 enum ServeWorker {
     /// The launcher the parent uses: the same binary, the same limits.
     static func factory(
-        script: ScriptOptions, drain: String, health: HealthRegistry, paths: LookoutPaths, base: ServeScriptFactory
+        script: ScriptOptions, drain: String, health: HealthRegistry, paths: LookoutPaths, base: ServeScriptFactory,
+        memoryLimit: Int
     ) -> ServeScriptFactory {
         var arguments: [String] = ["serve", "--status-port", "0", "--drain", drain]
         if let memory = script.memoryLimit { arguments += ["--memory-limit", memory] }
         if let cpu = script.cpuLimit { arguments += ["--cpu-limit", cpu] }
+        if let requests = script.requestsInFlight { arguments += ["--requests-in-flight", String(requests)] }
         if script.verbose { arguments.append("--verbose") }
         let directory = paths.stateDirectory + "/workers"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -23,8 +25,9 @@ enum ServeWorker {
         var factory = base
         factory.worker = ServeWorkerLauncher(
             executable: executablePath(),
-            arguments: { file in fixed + ["--worker", file] },
+            arguments: { file in fixed + (ServeStatusAddress.port.map { ["--parent-status-port", String($0)] } ?? []) + ["--worker", file] },
             healthFile: { file in directory + "/" + (file as NSString).lastPathComponent + ".json" })
+        factory.worker?.memoryCeiling = WorkerMemoryCeiling.ceiling(memoryLimit: memoryLimit)
         return factory
     }
 
@@ -41,6 +44,11 @@ enum ServeWorker {
         file: String, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry,
         paths: LookoutPaths, log: @escaping ServeLog
     ) async throws {
+        if let ceiling = ProcessInfo.processInfo.environment[WorkerMemoryCeiling.variable].flatMap(Int.init),
+            !WorkerMemoryCeiling.applyLimit(ceiling: ceiling)
+        {
+            log("\((file as NSString).lastPathComponent): cannot set the worker's memory limit (RLIMIT_DATA)")
+        }
         var settings = settings
         settings.restartCrashed = false
         let name = (file as NSString).lastPathComponent

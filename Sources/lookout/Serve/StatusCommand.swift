@@ -15,7 +15,7 @@ struct StatusCommand: AsyncParsableCommand {
             every script runs, 1 when one has crashed or a component fails, 3 when serve is not running.
             """)
 
-    @Option(help: "Ask this status endpoint instead (e.g. http://127.0.0.1:8765/status).")
+    @Option(help: "Ask this status endpoint instead (e.g. http://127.0.0.1:8765/status, or the server's address alone).")
     var url: String?
 
     @Flag(help: "Print the JSON document as it is.")
@@ -26,9 +26,12 @@ struct StatusCommand: AsyncParsableCommand {
         var data: Data?
         var source = ""
         if let url {
-            data = await StatusCommand.fetch(url)
-            source = url
-            if data == nil { throw HostSetupError(description: "no answer from \(url)") }
+            let endpoint = StatusCommand.endpoint(url)
+            switch await StatusCommand.get(endpoint) {
+            case .success(let body): data = body
+            case .failure(let problem): throw HostSetupError(description: problem.description)
+            }
+            source = endpoint
         } else if let fileData = FileManager.default.contents(atPath: ServeStatus.file(environment.paths)) {
             data = fileData
             source = ServeStatus.file(environment.paths)
@@ -59,12 +62,42 @@ struct StatusCommand: AsyncParsableCommand {
 
     /// GET `url` with a short timeout; nil when nothing answers.
     static func fetch(_ url: String) async -> Data? {
-        guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https" else { return nil }
-        guard let response = try? await WireHTTPClient.shared.send(
-                WireHTTPRequest(method: "GET", url: target), timeout: .seconds(2), maximumBodyBytes: 8 << 20),
-              response.status == 200
-        else { return nil }
-        return response.body
+        try? await get(url).get()
+    }
+
+    /// The status endpoint for `--url`: a server's address alone (`http://127.0.0.1:8765`, with or
+    /// without `/`) means its `/status`.
+    static func endpoint(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.host != nil,
+              components.path.isEmpty || components.path == "/"
+        else { return url }
+        components.path = "/status"
+        return components.string ?? url
+    }
+
+    /// Why `--url` gave no status document.
+    struct FetchProblem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// GET `url` with a short timeout: the body of a 200, else what went wrong (no answer, or the
+    /// status the server answered with).
+    static func get(_ url: String) async -> Result<Data, FetchProblem> {
+        guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https", target.host != nil else {
+            return .failure(FetchProblem(description: "\(url) is not an http URL such as http://127.0.0.1:8765/status"))
+        }
+        let response: WireHTTPResponse
+        do {
+            response = try await WireHTTPClient.shared.send(
+                WireHTTPRequest(method: "GET", url: target), timeout: .seconds(2), maximumBodyBytes: 8 << 20)
+        } catch {
+            return .failure(FetchProblem(description: "no answer from \(url): \(error)"))
+        }
+        guard response.status == 200 else {
+            let text = String(decoding: response.body.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return .failure(FetchProblem(description: "\(url) answered HTTP \(response.status)" + (text.isEmpty ? "" : ": \(text)")))
+        }
+        return .success(response.body)
     }
 }
 

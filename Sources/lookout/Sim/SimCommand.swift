@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutConfig
 import LookoutScenarios
 import LookoutSim
 import LookoutWire
@@ -42,7 +43,7 @@ struct NightscoutSimCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-live"), help: "With --fill: add no live readings after the fill.")
     var noLive = false
 
-    @Option(help: "Add a named scenario to the generated data (repeatable): \(CGMGenerator.Scenario.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(help: "Add a named scenario to the generated data (repeatable): \(Self.scenarioNames.joined(separator: ", ")).")
     var scenario: [String] = []
 
     @Option(help: "Seed of the generated data.")
@@ -55,9 +56,19 @@ struct NightscoutSimCommand: AsyncParsableCommand {
           help: "Serve no /api/v2/remotecommands (Loop Remote 2.0), like every released Nightscout.")
     var noRemoteCommands = false
 
+    /// The generator's scenarios in the one spelling Lookout shows (`overnight-low`, as `lookout test`).
+    static let scenarioNames = CGMGenerator.Scenario.allCases.map { BuiltinScenarios.canonicalName($0.rawValue) }
+
+    /// The generator's scenario of any spelling of its name (`overnight-low`, `overnightLow`).
+    static func generatorScenario(_ name: String) -> CGMGenerator.Scenario? {
+        CGMGenerator.Scenario.allCases.first { BuiltinScenarios.canonicalName($0.rawValue) == BuiltinScenarios.canonicalName(name) }
+    }
+
     func validate() throws {
-        for name in scenario where CGMGenerator.Scenario(rawValue: name) == nil {
-            throw ValidationError("unknown scenario '\(name)'; known: \(CGMGenerator.Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+        for name in scenario where Self.generatorScenario(name) == nil {
+            let guess = ConfigWording.suggestion(for: BuiltinScenarios.canonicalName(name), among: Self.scenarioNames)
+            throw ValidationError("unknown scenario '\(name)'" + (guess.map { " (did you mean \($0)?)" } ?? "")
+                                  + "; known: \(Self.scenarioNames.joined(separator: ", "))")
         }
         for spec in token where !spec.contains(":") {
             throw ValidationError("--token takes NAME:ROLE[,ROLE…], got '\(spec)'")
@@ -85,7 +96,7 @@ struct NightscoutSimCommand: AsyncParsableCommand {
         }
         say("Nightscout simulator at \(url.absoluteString)")
         if let fill {
-            let scenarios = Set(scenario.compactMap(CGMGenerator.Scenario.init(rawValue:)))
+            let scenarios = Set(scenario.compactMap(Self.generatorScenario))
             await simulator.fill(days: fill, seed: seed, scenarios: scenarios)
             say("filled with \(fill) days of generated data" + (scenarios.isEmpty ? "" : " (\(scenario.joined(separator: ", ")))"))
         }

@@ -105,8 +105,10 @@ struct ScenarioRunner {
         await garmin?.stop()
         if let message = outcome.message { errors.append(message) }
         if outcome.interrupted { errors.append("interrupted") }
+        // `message` is an error outside the script's tasks: it could not be read or compiled.
         return ScenarioReport(scenario: scenario, script: name, effects: effects.all.filter { $0.time <= end },
-                              scriptErrors: errors.all, notices: notices, realSeconds: Date().timeIntervalSince(began))
+                              scriptErrors: errors.all, notices: notices, realSeconds: Date().timeIntervalSince(began),
+                              scriptLoaded: outcome.message == nil)
     }
 
     /// Profiles `home` and `boat` plus every profile name of the user's config.
@@ -132,10 +134,21 @@ struct ScenarioRunner {
                 text += "[notify.\(Self.key(channel))]\ntype = \"log\"\n\n"
             }
         }
-        if !scenario.settings.isEmpty {
-            text += "[scripts.\"\((scriptPath as NSString).lastPathComponent)\".settings]\n" + scenario.settings.joined(separator: "\n") + "\n"
+        let settings = scriptSettingLines()
+        if !settings.isEmpty {
+            text += "[scripts.\"\((scriptPath as NSString).lastPathComponent)\".settings]\n" + settings.joined(separator: "\n") + "\n"
         }
         return text
+    }
+
+    /// The script's settings as TOML lines: the user's `[scripts."SCRIPT".settings]`, as `serve`
+    /// and `run` would give them, with the scenario's own settings over them.
+    func scriptSettingLines() -> [String] {
+        let own = Set(scenario.settings.compactMap { $0.split(separator: "=", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces) })
+        let user = userConfig.scriptEntry(file: scriptPath)?.value.tableValue?["settings"]?.tableValue
+        let inherited = (user?.entries ?? []).filter { !own.contains($0.key) }
+            .map { "\(ConfigWording.quotedKey($0.key)) = \($0.value.description)" }
+        return inherited + scenario.settings
     }
 
     /// A TOML key, quoted unless bare.

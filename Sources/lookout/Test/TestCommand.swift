@@ -29,6 +29,9 @@ struct TestCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Stop after this many real seconds (default 300).")
     var timeLimit: Double = 300
 
+    @Flag(name: .customLong("no-expect"), help: "Show the timeline only: do not check the scenario's expectations.")
+    var noExpect = false
+
     @Flag(name: .long, help: "Print the report as JSON.")
     var json = false
 
@@ -68,6 +71,7 @@ struct TestCommand: AsyncParsableCommand {
             throw HostSetupError(description: "scenario: \(error)")
         }
         if let hours { loaded.hours = hours }
+        if noExpect { loaded.expectations = [] }
         let environment = try HostEnvironment.load()
         let json = self.json
         let runner = ScenarioRunner(scenario: loaded, scriptPath: script, userConfig: environment.config, timeLimit: timeLimit,
@@ -77,6 +81,15 @@ struct TestCommand: AsyncParsableCommand {
             throw HostSetupError(description: "cannot run the scenario: \(error)")
         }
         FileHandleOutput.standardOutput.write((json ? report.json : report.text) + "\n")
-        if !report.passed { throw ExitCode(1) }
+        if !report.passed {
+            if !json && !report.results.allSatisfy(\.passed) && BuiltinScenarios.source(named: scenarioName) != nil {
+                // The built-in expectations name the ready scripts' alert ids.
+                FileHandleOutput.standardError.write(
+                    "lookout: the built-in scenario's expectations name the ready scripts' alert ids; for your own script, "
+                        + "see them with `lookout test --show \(BuiltinScenarios.canonicalName(scenarioName))` and copy it into a "
+                        + "file with your ids, or run with --no-expect to see only the timeline\n")
+            }
+            throw ExitCode(1)
+        }
     }
 }

@@ -411,6 +411,21 @@ function T.test_array_mt_encoding()
   eq(json.encode(setmetatable({1, nil, 3}, json.array_mt)), "[1,null,3]")
 end
 
+-- Issue 24: integer keys beyond the border are written (holes as null) or, too sparse, refused;
+-- never dropped silently.
+function T.test_array_mt_keys_beyond_the_border()
+  local msg = encode_error(setmetatable({[2^31] = 1}, json.array_mt))
+  assert(msg:find("excessively sparse array", 1, true), msg)
+  eq(json.encode(setmetatable({[2] = "b"}, json.array_mt)), '[null,"b"]')
+  local t = setmetatable({1, 2}, json.array_mt)
+  t[4] = 4
+  t.x = "ignored"
+  eq(json.encode(t), "[1,2,null,4]")
+  local decoded = json.decode("[1,2,3]")
+  decoded[5] = 5
+  eq(json.encode(decoded), "[1,2,3,null,5]")
+end
+
 function T.test_array_mt_on_decoded_arrays()
   local v = json.decode('{"list":[1,[]],"empty":[],"obj":{}}')
   eq(getmetatable(v), nil, "objects get no metatable")
