@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // The system Lua 5.4 (Debian liblua5.4-dev, Homebrew lua).
@@ -48,12 +50,14 @@ let package = Package(
             resources: [.embedInCode("Prelude"), .embedInCode("Stubs")]),
         // config.toml, profiles, secrets, durations and sizes, paths (knows no service).
         .target(name: "LookoutConfig", dependencies: ["Lua", "LookoutWire"]),
-        // The state database (SQLite through GRDB): outbox (generic), notify queue, audit, mirror,
-        // alert acknowledgements, the per-script key-value store.
+        // The state database, SQLite (GRDB) or PostgreSQL (postgres-nio) behind one set of
+        // protocols: outbox (generic), notify queue, audit, mirror, alert acknowledgements, the
+        // per-script key-value store, the remote-command ledger.
         .target(
             name: "LookoutStore",
             dependencies: [
                 "LookoutConfig", "LookoutWire", "Lua", "NightscoutKit", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // The Lua modules scripts see besides the core ones: one folder per module (binding + stub).

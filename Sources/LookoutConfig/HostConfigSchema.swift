@@ -42,10 +42,6 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "log_rate", validate: checkRate),
                 HostConfigKeySpec(name: "log_burst", validate: checkCount),
             ]),
-            "state": .settings([
-                HostConfigKeySpec(name: "max_size", validate: checkOptionalSize),
-                HostConfigKeySpec(name: "min_free", validate: checkOptionalSize),
-            ]),
             "log": .settings([
                 HostConfigKeySpec(name: "level", validate: checkLogLevel)
             ]),
@@ -56,6 +52,7 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "hosts", validate: HostConfig.checkServeHosts),
                 HostConfigKeySpec(name: "public_url", validate: HostConfig.checkPublicURL),
             ]),
+            "state": .settings(stateKeys),  // HostConfig+State.swift
             "scripts": .named([
                 HostConfigKeySpec(name: "trusted", validate: checkBoolean),
                 HostConfigKeySpec(name: "settings", validate: { $0.tableValue == nil ? "expected a table of the script's settings" : nil }),

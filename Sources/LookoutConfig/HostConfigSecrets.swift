@@ -61,14 +61,22 @@ extension HostConfig {
         service: String, profile: String, name: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigError) -> Secret? {
-        guard let table = table.value(atPath: [service, profile])?.tableValue else { return nil }
+        try secret(section: [service, profile], name: name, environment: environment)
+    }
+
+    /// Resolves the secret `name` of any table (`["state"]` for `[state] password_env`), as
+    /// `secret(service:profile:name:environment:)` does for a profile.
+    public func secret(
+        section: [String], name: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigError) -> Secret? {
+        guard let table = table.value(atPath: section)?.tableValue else { return nil }
         let envEntry = table.entry(name + "_env")
         let fileEntry = table.entry(name + "_file")
         if envEntry == nil && fileEntry == nil { return nil }
 
         var environmentError: ConfigError?
         if let envEntry, let variable = envEntry.value.stringValue {
-            let path = [service, profile, envEntry.key]
+            let path = section + [envEntry.key]
             if let value = environment[variable], !value.isEmpty {
                 return Secret(value: value, source: .environment(variable: variable))
             }
@@ -77,7 +85,7 @@ extension HostConfig {
         }
         if let fileEntry, let file = fileEntry.value.stringValue {
             return try readSecretFile(
-                file, entry: fileEntry, path: [service, profile, fileEntry.key], environment: environment)
+                file, entry: fileEntry, path: section + [fileEntry.key], environment: environment)
         }
         if let environmentError { throw environmentError }
         return nil

@@ -13,19 +13,19 @@ import LookoutConfig
 /// let status = try await acks.ack(id: "urgent-low", by: "anna")
 /// ```
 public struct AlertAcks: Sendable {
-    private let open: @Sendable () throws -> StateStore
+    private let open: @Sendable () throws -> any StateBackend
     /// The scripts' clock: the state folder's story clock under the demo, else the computer's.
     private let now: @Sendable () -> Date
 
     /// Acknowledgements in the state database at `paths`, on the scripts' clock there.
     public init(paths: LookoutPaths) {
-        open = { try StateStore.shared(paths: paths) }
+        open = { try StateBackends.shared(paths: paths) }
         let story = StoryClock.load(paths)
         now = { story?.now() ?? Date() }
     }
 
     /// Acknowledgements in an open store (tests, the status server), on the computer's clock.
-    public init(store: StateStore) {
+    public init(store: any StateBackend) {
         open = { store }
         now = { Date() }
     }
@@ -37,7 +37,7 @@ public struct AlertAcks: Sendable {
     ///   (state `ok` or `unknown`); `StateStoreError` when the database cannot be used.
     @discardableResult
     public func ack(id: String, by: String, at: Date? = nil) async throws -> AlertStatus {
-        try await open().ackAlert(id: id, by: by.isEmpty ? "someone" : by, at: at ?? now())
+        try await open().ackAlert(id: id, by: by.isEmpty ? "someone" : by, at: at ?? now(), episode: nil)
     }
 
     /// The answer for an HTTP callback (`POST /ack/<id>?by=NAME` on the status server): 200 with

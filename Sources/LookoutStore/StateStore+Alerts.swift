@@ -104,7 +104,7 @@ extension StateStore {
     }
 
     /// Every stored alert, by id.
-    func alertStatuses() async throws(StateStoreError) -> [AlertStatus] {
+    public func alertStatuses() async throws(StateStoreError) -> [AlertStatus] {
         try await access { db in
             try Row.fetchAll(db, sql: """
                 SELECT s.*, a.acked_by AS ack_by, a.acked_at AS ack_at FROM alert_state s
@@ -127,7 +127,7 @@ extension StateStore {
     }
 
     /// The `why` the alert library keeps in its saved state (JSON), if any.
-    private static func why(data: String?) -> String? {
+    static func why(data: String?) -> String? {
         guard let data, let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] else { return nil }
         return object["why"] as? String
     }

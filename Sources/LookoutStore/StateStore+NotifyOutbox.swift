@@ -139,11 +139,11 @@ extension StateStore {
         }
     }
 
-    private static func fetchNotification(_ db: Database, id: String) throws -> NotifyItem? {
+    static func fetchNotification(_ db: Database, id: String) throws -> NotifyItem? {
         try Row.fetchOne(db, sql: "SELECT * FROM notify_outbox WHERE id = ?", arguments: [id]).flatMap(notifyItem)
     }
 
-    private static func notifyItem(_ row: Row) -> NotifyItem? {
+    static func notifyItem(_ row: Row) -> NotifyItem? {
         guard let state = NotifyItem.State(rawValue: row["state"]),
               let message = try? JSONDecoder().decode(NotifyMessage.self, from: Data((row["message"] as String).utf8)) else { return nil }
         return NotifyItem(id: row["id"], channel: row["channel"], message: message, created: Date(timeIntervalSince1970: row["created"]),

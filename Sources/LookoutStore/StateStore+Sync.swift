@@ -40,22 +40,12 @@ extension StateStore: SyncStore {
             try String.fetchOne(db, sql: "SELECT cursor FROM sync_cursor WHERE site = ? AND collection = ?",
                                 arguments: [site, collection.rawValue])
         }
-        guard let text else { return nil }
-        do {
-            return try JSONDecoder().decode(HistoryCursor.self, from: Data(text.utf8))
-        } catch {
-            throw StateStoreError(file: path ?? ":memory:",
-                                  message: "the stored sync cursor of \(collection.rawValue) for \(site) is not readable: \(error)")
-        }
+        return try SyncCursorText.decode(text, site: site, collection: collection, database: path ?? ":memory:")
     }
 
     /// Upserts `documents` into the mirror and, when `cursor` is non-`nil`, stores it, in one transaction.
     public func apply(site: String, collection: V3Collection, documents: [MirrorDocument], cursor: HistoryCursor?) async throws {
-        let cursorText: String? = try cursor.map { cursor in
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            return String(decoding: try encoder.encode(cursor), as: UTF8.self)
-        }
+        let cursorText = try SyncCursorText.encode(cursor)
         try await write { db in
             if !documents.isEmpty {
                 let statement = try db.cachedStatement(sql: """

@@ -23,6 +23,7 @@ struct Lookout: AsyncParsableCommand {
             NightscoutCommand.self,
             OutboxCommand.self,
             AuditLogCommand.self,
+            StateCommand.self,
             RemoteCommandsCommand.self,
             SyncCommand.self,
             DiscoverCommand.self,

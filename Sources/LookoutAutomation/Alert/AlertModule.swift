@@ -12,15 +12,15 @@ struct AlertModule: LuaModule {
     var stub: String { String(decoding: PackageResources.alert_lua, as: UTF8.self) }
 
     let config: HostConfig
-    let openStore: @Sendable () throws -> StateStore
+    let openStore: @Sendable () throws -> any StateBackend
 
     /// The module over the state database at `paths`.
     init(config: HostConfig, paths: LookoutPaths) {
-        self.init(config: config) { try StateStore.shared(paths: paths) }
+        self.init(config: config) { try StateBackends.shared(paths: paths) }
     }
 
     /// The module over an open store (tests).
-    init(config: HostConfig, openStore: @escaping @Sendable () throws -> StateStore) {
+    init(config: HostConfig, openStore: @escaping @Sendable () throws -> any StateBackend) {
         self.config = config
         self.openStore = openStore
     }
@@ -76,7 +76,7 @@ struct AlertModule: LuaModule {
                 let now = call.engine.clock.now()
                 return try call.wait("alert.ack", {
                     do {
-                        return try await openStore().ackAlert(id: id, by: by, at: now)
+                        return try await openStore().ackAlert(id: id, by: by, at: now, episode: nil)
                     } catch let error as AlertAckError {
                         throw LuaErrorInfo(code: error.code, message: error.description, service: "alert")
                     }

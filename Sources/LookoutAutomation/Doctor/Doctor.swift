@@ -69,8 +69,8 @@ public struct Doctor: Sendable {
     // MARK: state
 
     func stateChecks() async -> [DoctorCheck] {
-        let store: StateStore
-        do { store = try StateStore.shared(paths: paths) } catch {
+        let store: any StateBackend
+        do { store = try StateBackends.shared(paths: paths) } catch {
             return [DoctorCheck("state", .failure, "cannot open \(paths.databaseFile): \(error.description)")]
         }
         var checks = [DoctorCheck("state", .ok, paths.databaseFile), roomCheck(store)]
@@ -98,8 +98,12 @@ public struct Doctor: Sendable {
 
     /// The database's size and the disk's free space, against `[state]`: a warning once
     /// scripts' writes are refused (the guard and the audit log keep working).
-    func roomCheck(_ store: StateStore) -> DoctorCheck {
+    func roomCheck(_ backend: any StateBackend) -> DoctorCheck {
         let room = (try? config.get())?.stateRoom ?? .defaults
+        guard let store = backend as? StateStore else {
+            do { try backend.requireRoom() } catch { return DoctorCheck("state size", .warning, error.description) }
+            return DoctorCheck("state size", .ok, "PostgreSQL: state.max_size checked against the database's size")
+        }
         let usage = store.usage()
         var words = "database \(Quantities.formatSize(usage.size))"
         if let max = room.maxSizeBytes { words += " of \(Quantities.formatSize(max)) (state.max_size)" }

@@ -44,7 +44,7 @@ public struct SupportBundle: Sendable, Codable {
             }
         }
         var outbox: [String: Int] = [:]
-        if let store = try? StateStore.shared(paths: doctor.paths),
+        if let store = try? StateBackends.shared(paths: doctor.paths),
             let items = try? await store.items(site: nil, states: [.pending, .failed], limit: 100_000)
         {
             for item in items { outbox[item.state.rawValue, default: 0] += 1 }

@@ -20,17 +20,17 @@ struct NotifyModule: LuaModule {
     let environment: [String: String]
     let logger: Logger
     let sideEffects: SideEffects
-    let openStore: @Sendable () throws -> StateStore
+    let openStore: @Sendable () throws -> any StateBackend
 
     /// The module for scripts, queuing in the state database at `paths`.
     init(config: HostConfig, paths: LookoutPaths, logger: Logger, sideEffects: SideEffects,
          environment: [String: String] = ProcessInfo.processInfo.environment) {
-        self.init(config: config, environment: environment, logger: logger, sideEffects: sideEffects) { try StateStore.shared(paths: paths) }
+        self.init(config: config, environment: environment, logger: logger, sideEffects: sideEffects) { try StateBackends.shared(paths: paths) }
     }
 
     /// The module over an open store (tests).
     init(config: HostConfig, environment: [String: String], logger: Logger, sideEffects: SideEffects = .live,
-         openStore: @escaping @Sendable () throws -> StateStore) {
+         openStore: @escaping @Sendable () throws -> any StateBackend) {
         self.config = config
         self.environment = environment
         self.logger = logger

@@ -12,7 +12,7 @@ import LookoutWire
 /// A sender that dies mid-send leaves a claim that expires after two minutes; the item is then
 /// sent again (at most one duplicate, only after a crash during that one send).
 final class NotifyOutbox: Sendable {
-    let store: StateStore
+    let store: any StateBackend
     /// The newest sender (a reloaded script may bring a changed config).
     private let currentSender: Locked<NotifySender>
     var sender: NotifySender { currentSender.withLock { $0 } }
@@ -22,7 +22,7 @@ final class NotifyOutbox: Sendable {
     private static let outboxes = Locked<[String: NotifyOutbox]>([:])
 
     /// The process's queue for `store` (one drainer per database), sending with `sender` from now on.
-    static func shared(store: StateStore, sender: NotifySender) -> NotifyOutbox {
+    static func shared(store: any StateBackend, sender: NotifySender) -> NotifyOutbox {
         let (outbox, created) = outboxes.withLock { all -> (NotifyOutbox, Bool) in
             if let existing = all[store.identity] {
                 existing.currentSender.withLock { $0 = sender }
@@ -36,7 +36,7 @@ final class NotifyOutbox: Sendable {
         return outbox
     }
 
-    init(store: StateStore, sender: NotifySender) {
+    init(store: any StateBackend, sender: NotifySender) {
         self.store = store
         self.currentSender = Locked(sender)
     }

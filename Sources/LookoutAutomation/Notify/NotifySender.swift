@@ -25,7 +25,7 @@ struct NotifySender: Sendable {
     let config: HostConfig
     let environment: [String: String]
     let logger: Logger
-    let openStore: @Sendable () throws -> StateStore
+    let openStore: @Sendable () throws -> any StateBackend
 
     /// One attempt.
     func deliver(_ message: NotifyMessage) async -> NotifyOutcome {
@@ -85,7 +85,9 @@ struct NotifySender: Sendable {
         guard let alert = message.alertID, let episode = message.episode, message.kind != "resolved",
               let base = NotifyAckLink.base(config: config)
         else { return nil }
-        guard let store = try? openStore(), let databaseFile = store.path else { return nil }
+        // The link key lives beside the SQLite file; a PostgreSQL state store has no local
+        // folder of its own here, so its messages carry no ack link (yet).
+        guard let store = try? openStore(), let databaseFile = (store as? StateStore)?.path else { return nil }
         if let record = try? await store.alertRecord(id: alert),
            record.status.script != message.source || record.status.episode > episode {
             return nil

@@ -7,7 +7,7 @@ import LookoutStore
 public enum NotifyService {
     /// Makes a failed or waiting notification pending and sends it now with the channels of
     /// `config`. Returns the item as stored afterwards, or nil when there is no such id.
-    public static func retry(_ id: String, store: StateStore, config: HostConfig, logger: Logger,
+    public static func retry(_ id: String, store: any StateBackend, config: HostConfig, logger: Logger,
                              environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> NotifyItem? {
         guard try await store.retryNotification(id: id, now: Date()) else { return nil }
         let sender = NotifySender(config: config, environment: environment, logger: logger, openStore: { store })

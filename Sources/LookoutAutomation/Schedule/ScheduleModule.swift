@@ -30,7 +30,7 @@ struct ScheduleModule: LuaModule {
     }
 
     func push(into engine: LuaEngine, stack: LuaStack) throws {
-        let store = persistent ? try? StateStore.shared(paths: paths) : nil
+        let store = persistent ? try? StateBackends.shared(paths: paths) : nil
         let timeZone = config.serveTimeZone
         let book = ScheduleBook(
             script: engine.options.name, timeZone: timeZone, records: ScheduleRecords(store: store),

@@ -25,12 +25,12 @@ struct ScheduleRecord: Sendable, Codable, Equatable {
 final class ScheduleRecords: Sendable {
     /// The key/value "script" that holds the records.
     static let namespace = "(schedule)"
-    private let store: StateStore?
+    private let store: (any StateBackend)?
     private let memory = Locked<[String: ScheduleRecord]>([:])
     private let pending = Locked<(records: [String: ScheduleRecord], writing: Bool)>(([:], false))
 
     /// Records in `store`, or in memory when nil.
-    init(store: StateStore?) { self.store = store }
+    init(store: (any StateBackend)?) { self.store = store }
 
     /// The record of a job, if one was saved.
     func load(key: String) async -> ScheduleRecord? {
@@ -61,7 +61,7 @@ final class ScheduleRecords: Sendable {
                 if batch.isEmpty { return }
                 for (key, record) in batch {
                     guard let data = try? JSONEncoder().encode(record) else { continue }
-                    try? await store.setValue(Array(data), script: ScheduleRecords.namespace, key: key)
+                    try? await store.setValue(Array(data), script: ScheduleRecords.namespace, key: key, quota: nil)
                 }
             }
         }

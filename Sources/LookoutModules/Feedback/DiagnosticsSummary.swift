@@ -19,7 +19,7 @@ public struct DiagnosticsSummary: Sendable, Equatable {
     /// - Parameters:
     ///   - secrets: values to blank out wherever they appear (the API key in use, resolved tokens).
     ///   - store: the state database (outbox), if it can be opened.
-    public static func collect(version: String, config: HostConfig, store: StateStore?, secrets: [String]) async -> DiagnosticsSummary {
+    public static func collect(version: String, config: HostConfig, store: (any StateBackend)?, secrets: [String]) async -> DiagnosticsSummary {
         var lines = ["lookout \(version)", "os: \(DeviceInfo.current(appVersion: version).osVersion)"]
         let profiles = HostConfig.knownServices.compactMap { service -> String? in
             let names = config.profiles(service: service)

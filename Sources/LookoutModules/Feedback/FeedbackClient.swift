@@ -12,13 +12,13 @@ final class FeedbackClient: LuaObject {
     static let type = LuaObjectType(name: "lookout.feedback.client", displayName: "feedback client")
 
     let connection: NorthlightConnection
-    let openStore: @Sendable () throws -> StateStore
+    let openStore: @Sendable () throws -> any StateBackend
     let policy: RetryPolicy
 
     /// What one script may keep waiting in the outbox.
     let quota: OutboxQuota?
 
-    init(connection: NorthlightConnection, openStore: @escaping @Sendable () throws -> StateStore, policy: RetryPolicy,
+    init(connection: NorthlightConnection, openStore: @escaping @Sendable () throws -> any StateBackend, policy: RetryPolicy,
          quota: OutboxQuota? = nil) {
         self.quota = quota
         self.connection = connection

@@ -24,7 +24,7 @@ public struct FeedbackModule: LuaModule {
     /// The app version in device info.
     let appVersion: String
     /// Opens the state database (the outbox), on first use and off the Lua thread.
-    let openStore: @Sendable () throws -> StateStore
+    let openStore: @Sendable () throws -> any StateBackend
     /// When queued submissions are tried again.
     let retryPolicy: RetryPolicy
 
@@ -32,17 +32,17 @@ public struct FeedbackModule: LuaModule {
     public init(config: HostConfig, paths: LookoutPaths, appVersion: String = LookoutVersion.current,
          environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.init(config: config, environment: environment, appVersion: appVersion, retryPolicy: RetryPolicy()) {
-            try StateStore.shared(paths: paths)
+            try StateBackends.shared(paths: paths)
         }
     }
 
     /// The module over an open store (tests).
-    public init(config: HostConfig, store: StateStore, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy()) {
+    public init(config: HostConfig, store: any StateBackend, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy()) {
         self.init(config: config, environment: environment, appVersion: LookoutVersion.current, retryPolicy: retryPolicy) { store }
     }
 
     private init(config: HostConfig, environment: [String: String], appVersion: String, retryPolicy: RetryPolicy,
-                 openStore: @escaping @Sendable () throws -> StateStore) {
+                 openStore: @escaping @Sendable () throws -> any StateBackend) {
         self.config = config
         self.environment = environment
         self.appVersion = appVersion

@@ -20,7 +20,7 @@ public enum NorthlightSubmissions {
     /// Sends `submission` now; queues it when the failure may pass. Final failures (invalid input,
     /// a refused key, the free tier's limit) are thrown and nothing is queued.
     public static func submit(_ submission: NorthlightSubmission, connection: NorthlightConnection, client: NorthlightClient,
-                              store: StateStore, policy: RetryPolicy = RetryPolicy(), source: String?,
+                              store: any StateBackend, policy: RetryPolicy = RetryPolicy(), source: String?,
                               quota: OutboxQuota? = nil) async throws -> Outcome {
         let reason: NorthlightError
         do {
@@ -52,20 +52,20 @@ public enum NorthlightSubmissions {
     }
 
     /// The process's outbox of a Northlight queue (opened once; its drainer sends what is due).
-    public static func outbox(queue: String, client: NorthlightClient, store: StateStore, policy: RetryPolicy) -> (Outbox, OutboxDrainer) {
+    public static func outbox(queue: String, client: NorthlightClient, store: any StateBackend, policy: RetryPolicy) -> (Outbox, OutboxDrainer) {
         NightscoutOutboxes.outbox(queue: queue, store: store) {
             Outbox(sender: NorthlightOutboxSender(client: client), site: queue, store: store, policy: policy)
         }
     }
 
     /// Opens the outbox of `connection` so items an earlier run left pending are sent.
-    public static func resumeQueued(connection: NorthlightConnection, store: StateStore) async throws {
+    public static func resumeQueued(connection: NorthlightConnection, store: any StateBackend) async throws {
         let client = try await connection.client()
         _ = Self.outbox(queue: connection.queue, client: client, store: store, policy: RetryPolicy())
     }
 
     /// Sends every pending item of `connection`'s queue now (the CLI, before it exits).
-    public static func flush(connection: NorthlightConnection, store: StateStore) async throws -> Outbox.DrainReport {
+    public static func flush(connection: NorthlightConnection, store: any StateBackend) async throws -> Outbox.DrainReport {
         let client = try await connection.client()
         let (queue, _) = Self.outbox(queue: connection.queue, client: client, store: store, policy: RetryPolicy())
         return await queue.drain()
@@ -73,7 +73,7 @@ public enum NorthlightSubmissions {
 
     /// An outbox able to send `queue`'s items, from the profile in `config` (for
     /// `lookout outbox retry`), when the queue is a Northlight one and the profile still matches.
-    public static func outbox(forQueue queue: String, config: HostConfig, store: StateStore,
+    public static func outbox(forQueue queue: String, config: HostConfig, store: any StateBackend,
                        environment: [String: String]) async -> Outbox? {
         guard queue.hasPrefix("northlight:"), let profile = OutboxService.profileName(ofQueue: queue),
               let connection = try? NorthlightConnection.profile(profile, config: config, appVersion: "unknown", environment: environment),

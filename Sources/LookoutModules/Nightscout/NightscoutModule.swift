@@ -20,7 +20,7 @@ public struct NightscoutModule: LuaModule {
     /// Where the profiles' `…_env` secrets are read from (never for a name a script gives).
     let environment: [String: String]
     /// Opens the state database (the outbox), on first use and off the Lua thread.
-    let openStore: @Sendable () throws -> StateStore
+    let openStore: @Sendable () throws -> any StateBackend
     /// When failed uploads are tried again.
     let retryPolicy: RetryPolicy
     /// Asks at the terminal before a live remote command (the REPL), if set.
@@ -29,17 +29,17 @@ public struct NightscoutModule: LuaModule {
     /// The module for scripts, with the outbox and audit log in the state database at `paths`.
     public init(config: HostConfig, paths: LookoutPaths, confirmation: RemoteConfirmation?,
          environment: [String: String] = ProcessInfo.processInfo.environment) {
-        self.init(config: config, environment: environment, confirmation: confirmation) { try StateStore.shared(paths: paths) }
+        self.init(config: config, environment: environment, confirmation: confirmation) { try StateBackends.shared(paths: paths) }
     }
 
     /// The module over an open store (tests), optionally with its own retry timing.
-    public init(config: HostConfig, store: StateStore, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy(),
+    public init(config: HostConfig, store: any StateBackend, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy(),
          confirmation: RemoteConfirmation? = nil) {
         self.init(config: config, environment: environment, retryPolicy: retryPolicy, confirmation: confirmation) { store }
     }
 
     private init(config: HostConfig, environment: [String: String], retryPolicy: RetryPolicy = RetryPolicy(),
-                 confirmation: RemoteConfirmation?, openStore: @escaping @Sendable () throws -> StateStore) {
+                 confirmation: RemoteConfirmation?, openStore: @escaping @Sendable () throws -> any StateBackend) {
         self.config = config
         self.environment = environment
         self.retryPolicy = retryPolicy

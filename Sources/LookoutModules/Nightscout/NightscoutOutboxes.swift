@@ -14,14 +14,14 @@ public enum NightscoutOutboxes {
 
     /// How a module opens outboxes: its state database and retry timing.
     struct Opener: Sendable {
-        let openStore: @Sendable () throws -> StateStore
+        let openStore: @Sendable () throws -> any StateBackend
         let policy: RetryPolicy
         /// What one script may keep waiting (`[limits] outbox_items`, `outbox_bytes`).
         var quota: OutboxQuota? = HostConfig.Limits.defaults.outboxQuota
 
         /// The state database, refusing when it has no room left for a script's write
         /// (`StateStore.requireRoom()`).
-        func storeWithRoom() throws -> StateStore {
+        func storeWithRoom() throws -> any StateBackend {
             let store = try openStore()
             try store.requireRoom()
             return store
@@ -35,7 +35,7 @@ public enum NightscoutOutboxes {
 
     /// The outbox of `queue` (site and credential identity) in `store`, sending with `client`
     /// (created on first use; a drain starts at once so uploads left by an earlier run are sent).
-    public static func outbox(for client: NightscoutClient, queue: String, store: StateStore, policy: RetryPolicy)
+    public static func outbox(for client: NightscoutClient, queue: String, store: any StateBackend, policy: RetryPolicy)
         -> (Outbox, OutboxDrainer)
     {
         outbox(queue: queue, store: store) { Outbox(client: client, store: store, site: queue, policy: policy) }
@@ -43,7 +43,7 @@ public enum NightscoutOutboxes {
 
     /// The outbox of `queue` in `store`, made by `make` on first use (other services' queues:
     /// Northlight submissions share the registry, the drainers and `lookout outbox`).
-    public static func outbox(queue: String, store: StateStore, make: () -> Outbox) -> (Outbox, OutboxDrainer) {
+    public static func outbox(queue: String, store: any StateBackend, make: () -> Outbox) -> (Outbox, OutboxDrainer) {
         let key = store.identity + "\n" + queue
         let (entry, created) = outboxes.withLock { all -> ((outbox: Outbox, drainer: OutboxDrainer), Bool) in
             if let existing = all[key] { return (existing, false) }
@@ -57,7 +57,7 @@ public enum NightscoutOutboxes {
     }
 
     /// The outboxes open in this process for `store`, by site (for `outbox.retry` and `flush`).
-    static func open(in store: StateStore) -> [String: (outbox: Outbox, drainer: OutboxDrainer)] {
+    static func open(in store: any StateBackend) -> [String: (outbox: Outbox, drainer: OutboxDrainer)] {
         let prefix = store.identity + "\n"
         return outboxes.withLock { all in
             Dictionary(uniqueKeysWithValues: all.filter { $0.key.hasPrefix(prefix) }.map { ($0.value.outbox.site, $0.value) })

@@ -33,7 +33,7 @@ struct NightscoutRemote: Sendable {
     let queue: String
     /// The budget's key: the site's canonical origin and path (`RemoteCommandSite.key(for:)`).
     let site: String
-    let openStore: @Sendable () throws -> StateStore
+    let openStore: @Sendable () throws -> any StateBackend
     let confirmationBox: RemoteConfirmation?
 
     /// The question to ask before sending, when a terminal user is there to answer.

@@ -169,7 +169,7 @@ enum NightscoutSyncManagers {
 
     /// The manager of `queue` in `store`, created on first use (and again when the pooled client
     /// was replaced after a configuration change).
-    static func manager(client: NightscoutClient, queue: String, store: StateStore) throws -> SyncManager {
+    static func manager(client: NightscoutClient, queue: String, store: any StateBackend) throws -> SyncManager {
         let key = store.identity + "\n" + queue
         return try managers.withLock { all in
             if let existing = all[key], existing.client === client { return existing }
@@ -189,15 +189,15 @@ public enum SyncService {
     public static func manager(profile: String, config: HostConfig, paths: LookoutPaths,
                                environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SyncManager {
         let connection = try connection(profile, config: config, environment: environment)
-        let store: StateStore
-        do { store = try StateStore.shared(paths: paths) } catch {
+        let store: any StateBackend
+        do { store = try StateBackends.shared(paths: paths) } catch {
             throw SyncServiceError.configuration(error.description)
         }
         return try manager(connection, store: store)
     }
 
     /// The process's `SyncManager` for config profile `profile`, mirroring into `store`.
-    public static func manager(profile: String, config: HostConfig, store: StateStore,
+    public static func manager(profile: String, config: HostConfig, store: any StateBackend,
                                environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SyncManager {
         try manager(try connection(profile, config: config, environment: environment), store: store)
     }
@@ -217,7 +217,7 @@ public enum SyncService {
         }
     }
 
-    private static func manager(_ c: NightscoutConnection, store: StateStore) throws -> SyncManager {
+    private static func manager(_ c: NightscoutConnection, store: any StateBackend) throws -> SyncManager {
         let queue = OutboxItem.siteKey(for: c.configuration) + "#" + c.identity
         let client = NightscoutClientPool.client(key: queue, configuration: c.configuration, timeout: c.timeout)
         return try NightscoutSyncManagers.manager(client: client, queue: queue, store: store)

@@ -14,12 +14,12 @@ public struct OutboxModule: LuaModule {
     public var stub: String { String(decoding: PackageResources.outbox_lua, as: UTF8.self) }
 
     /// Opens the state database, on first use and off the Lua thread.
-    let open: @Sendable () throws -> StateStore
+    let open: @Sendable () throws -> any StateBackend
 
     /// The module over the process's store at `paths`.
-    public init(paths: LookoutPaths) { open = { try StateStore.shared(paths: paths) } }
+    public init(paths: LookoutPaths) { open = { try StateBackends.shared(paths: paths) } }
     /// The module over an open store (tests).
-    public init(store: StateStore) { open = { store } }
+    public init(store: any StateBackend) { open = { store } }
 
     public func push(into engine: LuaEngine, stack: LuaStack) throws {
         let open = self.open

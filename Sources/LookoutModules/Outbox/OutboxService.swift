@@ -6,7 +6,7 @@ import NightscoutKit
 /// The outbox for the shell (`lookout outbox`) and the `outbox` module: find, retry, drop.
 public enum OutboxService {
     /// The one item with `id` (ids are UUIDs; an id queued for two sites must be named by both).
-    public static func find(_ id: String, store: StateStore) async throws -> OutboxItem {
+    public static func find(_ id: String, store: any StateBackend) async throws -> OutboxItem {
         let items = try await store.outboxItems(identifier: id)
         guard let item = items.first else { throw OutboxServiceError.notFound(id) }
         guard items.count == 1 else { throw OutboxServiceError.ambiguous(id, items.count) }
@@ -16,7 +16,7 @@ public enum OutboxService {
     /// Makes an item pending and sends it now when this process can: its queue is open here, or
     /// `config` has the profile that queued it. Otherwise it waits, due now, for the next run
     /// that opens its site. Returns the item as stored afterwards.
-    public static func retry(_ id: String, store: StateStore, config: HostConfig?,
+    public static func retry(_ id: String, store: any StateBackend, config: HostConfig?,
                              environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> OutboxItem {
         var item = try await find(id, store: store)
         guard item.state != .sent else { return item }
@@ -44,7 +44,7 @@ public enum OutboxService {
     }
 
     /// Removes an item for good.
-    public static func drop(_ id: String, store: StateStore) async throws {
+    public static func drop(_ id: String, store: any StateBackend) async throws {
         let item = try await find(id, store: store)
         _ = try await store.delete(site: item.site, identifier: item.identifier)
     }

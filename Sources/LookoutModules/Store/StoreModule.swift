@@ -16,14 +16,14 @@ public struct StoreModule: LuaModule {
     public var stub: String { String(decoding: PackageResources.store_lua, as: UTF8.self) }
 
     /// Opens the database, on first use and off the Lua thread.
-    let open: @Sendable () throws -> StateStore
+    let open: @Sendable () throws -> any StateBackend
     /// Names the database in lock keys (its path).
     let databaseID: String
     /// What each script may keep (`[limits] store`); nil: no quota.
     let quota: StoreQuota?
 
     /// A module over an open store (tests, or a host that opened it already).
-    public init(store: StateStore, quota: StoreQuota? = HostConfig.Limits.defaults.storeQuota) {
+    public init(store: any StateBackend, quota: StoreQuota? = HostConfig.Limits.defaults.storeQuota) {
         open = { store }
         databaseID = store.identity
         self.quota = quota
@@ -32,7 +32,7 @@ public struct StoreModule: LuaModule {
     /// A module over the process's store at `paths.databaseFile`, opened when a script first
     /// uses it (an error opening it is the `err` of that call).
     public init(paths: LookoutPaths, quota: StoreQuota? = HostConfig.Limits.defaults.storeQuota) {
-        open = { try StateStore.shared(paths: paths) }
+        open = { try StateBackends.shared(paths: paths) }
         databaseID = paths.databaseFile
         self.quota = quota
     }
@@ -55,14 +55,14 @@ public struct StoreModule: LuaModule {
 
 /// The bindings of one state's `store` module: the script name and the database.
 struct StoreSession: Sendable {
-    let open: @Sendable () throws -> StateStore
+    let open: @Sendable () throws -> any StateBackend
     let databaseID: String
     let script: String
     /// What the script may keep; a write over it is `nil, err` with `err.code == "quota"`.
     let quota: StoreQuota?
 
     /// Runs a database operation off the Lua thread; failures become the error scripts see.
-    func run<T: Sendable>(_ body: @escaping @Sendable (StateStore) async throws -> T) -> @Sendable () async -> Result<T, LuaErrorInfo> {
+    func run<T: Sendable>(_ body: @escaping @Sendable (any StateBackend) async throws -> T) -> @Sendable () async -> Result<T, LuaErrorInfo> {
         let open = self.open
         return {
             do {

@@ -17,8 +17,8 @@ struct AuditLogCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = try HostEnvironment.load()
-        let store: StateStore
-        do { store = try StateStore.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
+        let store: any StateBackend
+        do { store = try StateBackends.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
         let rows = try await store.auditLog(site: site, limit: max(1, limit))
         guard !rows.isEmpty else {
             print("the audit log is empty")

@@ -31,8 +31,8 @@ struct RemoteReleaseCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = try HostEnvironment.load()
-        let store: StateStore
-        do { store = try StateStore.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
+        let store: any StateBackend
+        do { store = try StateBackends.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
         let command: StateStore.ReservedCommand
         do { command = try await store.reservedCommand(id) } catch let error as ReleaseError {
             throw HostSetupError(description: error.description)
@@ -53,7 +53,7 @@ struct RemoteReleaseCommand: AsyncParsableCommand {
         }
         let user = ProcessInfo.processInfo.environment["USER"].map { " (\($0))" } ?? ""
         do {
-            _ = try await store.releaseReservation(ticket: command.ticket, by: "lookout remote release" + user + (yes ? " --yes" : ""))
+            _ = try await store.releaseReservation(ticket: command.ticket, by: "lookout remote release" + user + (yes ? " --yes" : ""), now: Date())
         } catch let error as ReleaseError {
             throw HostSetupError(description: error.description)
         } catch {

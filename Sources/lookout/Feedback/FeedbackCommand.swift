@@ -82,7 +82,7 @@ struct BugCommand: AsyncParsableCommand {
         let steps = FeedbackSender.value(self.steps, ask: ask) { form.text("Steps to reproduce (optional)") }
         let email = FeedbackSender.value(self.email, ask: ask) { form.line("E-mail (optional)", default: sender.connection.email) }
         if diagnostics != false && (diagnostics == true || ask) {
-            let store = try? StateStore.shared(paths: sender.environment.paths)
+            let store = try? StateBackends.shared(paths: sender.environment.paths)
             let summary = await DiagnosticsSummary.collect(version: LookoutVersion.current, config: sender.environment.config, store: store,
                                                            secrets: [sender.connection.configuration.apiKey])
             FileHandle.standardError.write(Data("Diagnostics summary:\n\(summary.text)\n".utf8))

@@ -22,8 +22,8 @@ struct FeedbackSender {
 
     /// Sends (or queues) and prints the outcome; a final failure exits with status 1.
     func send(_ prepare: @Sendable (NorthlightClient) async throws -> NorthlightSubmission, what: String) async throws {
-        let store: StateStore
-        do { store = try StateStore.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
+        let store: any StateBackend
+        do { store = try StateBackends.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
         do {
             let client = try await connection.client()
             let submission = try await prepare(client)

@@ -19,8 +19,8 @@ struct OutboxCommand: AsyncParsableCommand {
         defaultSubcommand: List.self)
 
     /// Opens the state database.
-    static func store(_ environment: HostEnvironment) throws -> StateStore {
-        do { return try StateStore.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
+    static func store(_ environment: HostEnvironment) throws -> any StateBackend {
+        do { return try StateBackends.shared(paths: environment.paths) } catch { throw HostSetupError(description: error.description) }
     }
 
     /// `lookout outbox list [--all | --state S]`.

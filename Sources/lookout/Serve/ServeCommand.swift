@@ -128,7 +128,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// submissions wait, and the last refusal when some failed for good.
     static func watchOutbox(paths: LookoutPaths, health: HealthRegistry) async {
         while !Task.isCancelled {
-            if let store = try? StateStore.shared(paths: paths),
+            if let store = try? StateBackends.shared(paths: paths),
                 let items = try? await store.items(site: nil, states: [.pending, .failed], limit: 100_000)
             {
                 let failed = items.filter { $0.state == .failed }
