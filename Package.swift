@@ -217,7 +217,12 @@ let package = Package(
         .testTarget(name: "LookoutScenariosTests", dependencies: ["LookoutScenarios", "LookoutModules", "Lua", "LookoutTestSupport"]),
         // Runs the `lookout` binary, which `swift build` and `swift test` build; it cannot depend on
         // the executable target (see its linker settings).
-        .testTarget(name: "LookoutCLITests", dependencies: ["LookoutWire", "LookoutSim", "LookoutStore", "NightscoutKit", "LookoutTestSupport"]),
+        .testTarget(
+            name: "LookoutCLITests",
+            dependencies: [
+                "LookoutWire", "LookoutSim", "LookoutStore", "LookoutConfig", "NightscoutKit", "LookoutTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]),
         .testTarget(
             name: "LookoutSimTests",
             dependencies: [

@@ -1,5 +1,6 @@
 import Foundation
 import LookoutModules
+import LookoutStore
 import Lua
 
 /// `lookout serve`: runs every script of some files and folders, each in its own Lua state, for
@@ -21,17 +22,22 @@ public actor ServeSupervisor {
     /// Where scripts and components report.
     public nonisolated let health: HealthRegistry
     private let log: ServeLog
-    private var scripts: [String: (script: ServedScript, stamp: ScriptStamp)] = [:]
+    private var scripts: [String: (script: ServedScript, stamp: ScriptStamp, lease: ClusterLeaseHandle?)] = [:]
     private var watcher: Task<Void, Never>?
     private var stopping = false
+    private var scanning = false
+    private var scanAgain = false
+    /// With `serve --cluster`: runs only the scripts whose lease this instance holds.
+    public nonisolated let cluster: ClusterMember?
 
-    /// Creates a supervisor; `start()` runs the scripts.
+    /// Creates a supervisor; `start()` runs the scripts (with `cluster`, those it holds leases of).
     public init(discovery: ScriptDiscovery, factory: ServeScriptFactory, settings: ServeSettings = ServeSettings(),
-                health: HealthRegistry, log: @escaping ServeLog) {
+                health: HealthRegistry, cluster: ClusterMember? = nil, log: @escaping ServeLog) {
         self.discovery = discovery
         self.factory = factory
         self.settings = settings
         self.health = health
+        self.cluster = cluster
         self.log = log
     }
 
@@ -40,6 +46,11 @@ public actor ServeSupervisor {
 
     /// Starts every script found and the file watcher.
     public func start() async {
+        if let cluster {
+            await cluster.setWork(discovery.scan().keys.map(Self.workName))
+            await cluster.start { [weak self] in await self?.rescan() }
+            await cluster.tick()
+        }
         await rescan()
         let interval = settings.pollInterval
         watcher = Task { [weak self] in
@@ -60,30 +71,60 @@ public actor ServeSupervisor {
     }
 
     /// Compares the files with what runs: starts new ones, reloads changed ones, stops removed ones.
+    /// In a cluster, only what this instance holds leases of runs: a script whose lease ended
+    /// (lost, or given up to balance the work) is stopped, and one whose lease was taken starts.
     public func rescan() async {
+        // One scan at a time (the file watcher and the cluster both ask): a request during a
+        // scan makes it run once more.
+        guard !scanning else { scanAgain = true; return }
+        scanning = true
+        defer { scanning = false }
+        repeat {
+            scanAgain = false
+            await scanOnce()
+        } while scanAgain && !stopping
+    }
+
+    private func scanOnce() async {
         guard !stopping else { return }
-        let found = discovery.scan()
+        let onDisk = discovery.scan()
+        var found = onDisk
+        var leases: [String: ClusterLeaseHandle] = [:]
+        if let cluster {
+            await cluster.setWork(found.keys.map(Self.workName))
+            for file in found.keys {
+                if let lease = await cluster.holding(Self.workName(file)) { leases[file] = lease } else { found[file] = nil }
+            }
+        }
         for (file, entry) in scripts where found[file] == nil {
-            log("\(entry.script.name): file removed; stopping it")
+            log(onDisk[file] == nil
+                ? "\(entry.script.name): file removed; stopping it"
+                : "\(entry.script.name): its lease moved on; stopping it here")
             scripts[file] = nil
             await entry.script.stop()
             health.removeScript(entry.script.name)
+            await cluster?.workStopped(Self.workName(file))
         }
         for (file, stamp) in found.sorted(by: { $0.key < $1.key }) {
+            let lease = leases[file]
             if let entry = scripts[file] {
-                guard entry.stamp != stamp else { continue }
-                log("\(entry.script.name): changed; reloading")
+                guard entry.stamp != stamp || entry.lease !== lease else { continue }
+                log("\(entry.script.name): " + (entry.stamp != stamp ? "changed; reloading" : "lease renewed under a new fence; restarting"))
                 scripts[file] = nil
                 await entry.script.stop()
             } else {
-                log("\((file as NSString).lastPathComponent): starting")
+                log("\(Self.workName(file)): starting" + (lease.map { " (lease fence \($0.fence.fence))" } ?? ""))
             }
             guard !stopping else { return }
-            let script = ServedScript(file: file, factory: factory, settings: settings, health: health, log: log)
-            scripts[file] = (script, stamp)
+            let script = ServedScript(file: file, factory: factory, settings: settings, health: health, lease: lease, log: log)
+            scripts[file] = (script, stamp, lease)
             await script.start()
         }
     }
+
+    /// The cluster's name for a script's work: its file name (the same on every instance that
+    /// serves the same folder).
+    public static func workName(_ file: String) -> String { (file as NSString).lastPathComponent }
 
     /// Stops watching and drains every script: no new runs start, running tasks get the drain
     /// deadline, then everything is closed. Outbox items not yet sent stay queued for next time.
@@ -96,5 +137,6 @@ public actor ServeSupervisor {
         await withTaskGroup(of: Void.self) { group in
             for script in all { group.addTask { await script.stop() } }
         }
+        await cluster?.leave()
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import LookoutWire
 import LookoutConfig
 import LookoutModules
+import LookoutStore
 import Lua
 
 /// One script under `serve`: runs it in its own Lua state, restarts it with backoff when it
@@ -25,9 +26,13 @@ actor ServedScript {
     private var process: Process?
     private var stopping = false
     private var restarts = 0
+    /// The cluster lease it runs under (`serve --cluster`).
+    private let lease: ClusterLeaseHandle?
 
-    init(file: String, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry, log: @escaping ServeLog) {
+    init(file: String, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry,
+         lease: ClusterLeaseHandle? = nil, log: @escaping ServeLog) {
         self.file = file
+        self.lease = lease
         self.name = (file as NSString).lastPathComponent
         self.factory = factory
         self.settings = settings
@@ -111,6 +116,7 @@ actor ServedScript {
         let watch = RunWatch()
         var options = factory.options(file)
         options.timeLimit = 0  // a served script runs for as long as serve does
+        options.lease = lease
         let name = self.name
         let health = self.health
         let log = self.log

@@ -10,7 +10,7 @@ import NightscoutKit
 /// Errors are `StateStoreError` (scripts see `err.code == "store"`, or `quota`), naming the
 /// database (a file, or a URL without its password).
 public protocol StateBackend: ScriptValueStore, NotifyQueueStore, AlertStateStore, RemoteCommandAudit, OutboxStore,
-    MirrorStore {
+    MirrorStore, ClusterLeaseStore {
     /// Names this database in process-wide registries (outboxes, guards, locks).
     var identity: String { get }
     /// Where it is, for messages: a file path or a URL without password.
@@ -86,6 +86,13 @@ public protocol AlertStateStore: Sendable {
 /// The append-only audit log of remote commands and the guard's ledger: reservations of one
 /// site serialise across every process and machine using the database.
 public protocol RemoteCommandAudit: RemoteCommandLedger {
+    /// `reserve(site:keys:window:now:_:)` under a cluster lease: the same transaction first
+    /// checks that `fence` is still the live holding and throws ``LeaseLost`` (nothing
+    /// appended) when it is not (see ``FencedLedger``).
+    func reserve<T: Sendable>(
+        site: String, keys: [String], window: TimeInterval, now given: Date?, fence: LeaseFence?,
+        _ decide: @escaping @Sendable (_ records: [RemoteCommandRecord], _ now: Date) -> (entry: AuditEntry, result: T)
+    ) async throws -> T
     /// The site's in-flight, sent, failed and released commands since `since`.
     func recentCommands(site: String, since: Date) async throws -> [RemoteCommandRecord]
     /// The newest `limit` entries (of one site, or all), oldest first, each with the refusals
