@@ -48,7 +48,11 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
         let started = simulators
         defer { Task { for sim in started { await sim.stop() }; await recorder.stop() } }
 
+        // One low-alert script bound to every site's profile: one Lua state and one lease per site.
         var config = """
+            [serve.bind]
+            "low.lua" = ["nightscout.site*"]
+
             [state]
             url = "\(location.description)"
             password_env = "LOOKOUT_DB_PASSWORD"
@@ -71,16 +75,14 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
                 """
         }
         try config.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
-        for site in sites {
-            try writeFile("scripts/low-\(site).lua", lowAlert(site))
-            try writeFile("scripts/upload-\(site).lua", uploader(site))
-        }
+        try writeFile("scripts/low.lua", lowAlert)
+        for site in sites { try writeFile("scripts/upload-\(site).lua", uploader(site)) }
         // Three scripts send 2 U boluses to site1's pump, whichever instances run them.
         for n in 1...3 { try writeFile("scripts/bolus-\(n).lua", boluses) }
         // One script posts its own random token every 0.1 s: two holdings running at once show
         // as an older token arriving after a newer one.
         try writeFile("scripts/ticker.lua", ticker(port: recorder.port))
-        let works = Set(sites.flatMap { ["low-\($0).lua", "upload-\($0).lua"] } + (1...3).map { "bolus-\($0).lua" } + ["ticker.lua"])
+        let works = Set(sites.flatMap { ["low.lua@\($0)", "upload-\($0).lua"] } + (1...3).map { "bolus-\($0).lua" } + ["ticker.lua"])
         let env = [
             "LOOKOUT_DB_PASSWORD": database.adminPassword, "NS_SECRET": "this is my long pass phrase",
             "LOOP_OTP": simulators[0].options.loop.otpURL,
@@ -93,14 +95,14 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
             return Set(held.keys) == works && Set(held.values).count == 3
                 && Dictionary(grouping: held.values, by: { $0 }).values.allSatisfy { $0.count <= 4 }
         }
-        try await eventually("each site's low alert notified") { self.sites.allSatisfy { hook.count(of: "Low \($0)") >= 1 } }
+        try await eventually("each site's low alert notified") { self.sites.allSatisfy { hook.count(of: "Low (\($0))") >= 1 } }
 
         // Kill the instance running site1's low alert: another takes it over within the lease and a renewal.
-        let victim = try await holder(of: "low-site1.lua", view)
+        let victim = try await holder(of: "low.lua@site1", view)
         let killedAt = Date()
         instances[victim]?.send(signal: SIGKILL)
-        try await eventually("low-site1.lua taken over after SIGKILL", timeout: 4 * (ttl + ttl / 3)) {
-            let now = try await self.holders(view)["low-site1.lua"]
+        try await eventually("low.lua@site1 taken over after SIGKILL", timeout: 4 * (ttl + ttl / 3)) {
+            let now = try await self.holders(view)["low.lua@site1"]
             return now != nil && now != victim
         }
         let takeover = Date().timeIntervalSince(killedAt)
@@ -161,7 +163,7 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
         for process in instances.values { _ = process.waitForExit(timeout: 30) }
 
         // Exactly once: one notification per site's low episode, one document per upload.
-        for site in sites { XCTAssertEqual(hook.count(of: "Low \(site)"), 1, "\(site): \(hook.bodies)") }
+        for site in sites { XCTAssertEqual(hook.count(of: "Low (\(site))"), 1, "\(site): \(hook.bodies)") }
         for (site, notes) in zip(sites, await uploaded(simulators)) {
             XCTAssertEqual(notes.count, uploads, "\(site): \(notes)")
             XCTAssertEqual(Set(notes).count, notes.count, "\(site): stored twice: \(notes)")
@@ -179,13 +181,15 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
 
     // MARK: Scripts
 
-    private func lowAlert(_ site: String) -> String {
-        """
+    /// The alert reads the site of its binding through its `site` setting.
+    private let lowAlert = """
         local alert = require "alert"
+        local config = require "config"
         local nightscout = require "nightscout"
-        local home = assert(nightscout.client("\(site)"))
+        local s = config.settings { site = "home" }
+        local home = assert(nightscout.client(s.site))
         local low = alert.define {
-          id = "low-\(site)", title = "Low \(site)", notify = { "hook" },
+          id = "low", title = "Low", notify = { "hook" },
           series = function()
             local entries = home:entries { count = 6, type = "sgv" }
             if not entries then return nil end
@@ -197,7 +201,6 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
         }
         timer.every(0.5, function() low:check() end)
         """
-    }
 
     /// Uploads notes 1…N, one every 0.2 s, counting in the store after each upload (an upload
     /// made again after a takeover has the same identifier: date and device).

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutConfig
 import LookoutModules
 import LookoutStore
 import Lua
@@ -29,15 +30,20 @@ public actor ServeSupervisor {
     private var scanAgain = false
     /// With `serve --cluster`: runs only the scripts whose lease this instance holds.
     public nonisolated let cluster: ClusterMember?
+    /// The profiles a script file is bound to (`[serve.bind]`); none: it runs once.
+    private let bindings: @Sendable (_ file: String) -> [ScriptBinding]
 
-    /// Creates a supervisor; `start()` runs the scripts (with `cluster`, those it holds leases of).
+    /// Creates a supervisor; `start()` runs the scripts (with `cluster`, those it holds leases of;
+    /// a file with `bindings` once per profile).
     public init(discovery: ScriptDiscovery, factory: ServeScriptFactory, settings: ServeSettings = ServeSettings(),
-                health: HealthRegistry, cluster: ClusterMember? = nil, log: @escaping ServeLog) {
+                health: HealthRegistry, cluster: ClusterMember? = nil,
+                bindings: @escaping @Sendable (_ file: String) -> [ScriptBinding] = { _ in [] }, log: @escaping ServeLog) {
         self.discovery = discovery
         self.factory = factory
         self.settings = settings
         self.health = health
         self.cluster = cluster
+        self.bindings = bindings
         self.log = log
     }
 
@@ -47,7 +53,7 @@ public actor ServeSupervisor {
     /// Starts every script found and the file watcher.
     public func start() async {
         if let cluster {
-            await cluster.setWork(discovery.scan().keys.map(Self.workName))
+            await cluster.setWork(Array(works(discovery.scan()).keys))
             await cluster.start { [weak self] in await self?.rescan() }
             await cluster.tick()
         }
@@ -87,39 +93,55 @@ public actor ServeSupervisor {
 
     private func scanOnce() async {
         guard !stopping else { return }
-        let onDisk = discovery.scan()
+        let onDisk = works(discovery.scan())
         var found = onDisk
         var leases: [String: ClusterLeaseHandle] = [:]
         if let cluster {
-            await cluster.setWork(found.keys.map(Self.workName))
-            for file in found.keys {
-                if let lease = await cluster.holding(Self.workName(file)) { leases[file] = lease } else { found[file] = nil }
+            await cluster.setWork(Array(found.keys))
+            for work in found.keys {
+                if let lease = await cluster.holding(work) { leases[work] = lease } else { found[work] = nil }
             }
         }
-        for (file, entry) in scripts where found[file] == nil {
-            log(onDisk[file] == nil
-                ? "\(entry.script.name): file removed; stopping it"
-                : "\(entry.script.name): its lease moved on; stopping it here")
-            scripts[file] = nil
+        for (work, entry) in scripts where found[work] == nil {
+            log(onDisk[work] == nil
+                ? "\(work): \(cluster == nil ? "file removed or unbound" : "gone from the folder"); stopping it"
+                : "\(work): its lease moved on; stopping it here")
+            scripts[work] = nil
             await entry.script.stop()
-            health.removeScript(entry.script.name)
-            await cluster?.workStopped(Self.workName(file))
+            health.removeScript(work)
+            await cluster?.workStopped(work)
         }
-        for (file, stamp) in found.sorted(by: { $0.key < $1.key }) {
-            let lease = leases[file]
-            if let entry = scripts[file] {
-                guard entry.stamp != stamp || entry.lease !== lease else { continue }
-                log("\(entry.script.name): " + (entry.stamp != stamp ? "changed; reloading" : "lease renewed under a new fence; restarting"))
-                scripts[file] = nil
+        for (work, unit) in found.sorted(by: { $0.key < $1.key }) {
+            let lease = leases[work]
+            if let entry = scripts[work] {
+                guard entry.stamp != unit.stamp || entry.lease !== lease else { continue }
+                log("\(work): " + (entry.stamp != unit.stamp ? "changed; reloading" : "lease taken again under a new fence; restarting"))
+                scripts[work] = nil
                 await entry.script.stop()
             } else {
-                log("\(Self.workName(file)): starting" + (lease.map { " (lease fence \($0.fence.fence))" } ?? ""))
+                log("\(work): starting" + (lease.map { " (lease fence \($0.fence.fence))" } ?? ""))
             }
             guard !stopping else { return }
-            let script = ServedScript(file: file, factory: factory, settings: settings, health: health, lease: lease, log: log)
-            scripts[file] = (script, stamp, lease)
+            let script = ServedScript(file: unit.file, name: work, factory: factory, settings: settings, health: health,
+                                      lease: lease, log: log)
+            scripts[work] = (script, unit.stamp, lease)
             await script.start()
         }
+    }
+
+    /// The pieces of work of the files found: a file runs once, or once per profile it is bound
+    /// to (`[serve.bind]`: `low-alert.lua@child1`), keyed by work name.
+    private func works(_ files: [String: ScriptStamp]) -> [String: (file: String, stamp: ScriptStamp)] {
+        var result: [String: (file: String, stamp: ScriptStamp)] = [:]
+        for (file, stamp) in files {
+            let bound = bindings(file)
+            if bound.isEmpty {
+                result[Self.workName(file)] = (file, stamp)
+            } else {
+                for binding in bound { result[Self.workName(file) + "@" + binding.profile] = (file, stamp) }
+            }
+        }
+        return result
     }
 
     /// The cluster's name for a script's work: its file name (the same on every instance that

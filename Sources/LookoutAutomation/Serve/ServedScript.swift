@@ -29,11 +29,12 @@ actor ServedScript {
     /// The cluster lease it runs under (`serve --cluster`).
     private let lease: ClusterLeaseHandle?
 
-    init(file: String, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry,
+    /// `name` is the file's name, or `file.lua@profile` for one binding of it (`[serve.bind]`).
+    init(file: String, name: String? = nil, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry,
          lease: ClusterLeaseHandle? = nil, log: @escaping ServeLog) {
         self.file = file
         self.lease = lease
-        self.name = (file as NSString).lastPathComponent
+        self.name = name ?? (file as NSString).lastPathComponent
         self.factory = factory
         self.settings = settings
         self.health = health
@@ -117,6 +118,14 @@ actor ServedScript {
         var options = factory.options(file)
         options.timeLimit = 0  // a served script runs for as long as serve does
         options.lease = lease
+        if options.name != name {
+            // One binding of a file: its own name (store, alerts, health) and a prefix on its lines.
+            let profile = name.split(separator: "@").last.map(String.init) ?? name
+            let output = options.output, warnings = options.warnings
+            options.name = name
+            options.output = { output("(\(profile)) " + $0) }
+            options.warnings = { warnings("(\(profile)) " + $0) }
+        }
         let name = self.name
         let health = self.health
         let log = self.log

@@ -126,8 +126,11 @@ struct ServeCommand: AsyncParsableCommand {
                 settings: ClusterSettings(name: name, instance: instance, ttl: Quantities.parseDuration(lease) ?? 15),
                 store: try StateBackends.shared(config: config, paths: paths), log: log)
         }
+        if isolate, config.table.value(atPath: ["serve", "bind"]) != nil {
+            throw HostSetupError(description: "[serve.bind] and --isolate cannot be combined yet: a worker process runs a file once")
+        }
         let supervisor = ServeSupervisor(discovery: discovery, factory: runFactory, settings: settings, health: health,
-                                         cluster: member, log: log)
+                                         cluster: member, bindings: { config.serveBindings(file: $0) }, log: log)
         let status = try await ServeStatus.start(
             port: statusPort ?? config.serveStatusPort, health: health, paths: paths,
             extraRoutes: ServeCommand.extraStatusRoutes(environment: environment), door: StatusDoor(config: config), log: log)
