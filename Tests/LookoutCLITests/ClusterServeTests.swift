@@ -159,6 +159,17 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
             await self.uploaded(simulators).allSatisfy { Set($0).count >= self.uploads }
         }
 
+        // Doctor and status see the cluster.
+        let doctor = try lookout(["doctor"], environment: env)
+        for line in ["(schema v8-cluster", "append-only in the database", "clock is", "3 live instances",
+                     "10 of 10 pieces of work running"] {
+            XCTAssertTrue(doctor.stdout.contains(line), "doctor lacks \(line):\n\(doctor.stdout)")
+        }
+        let status = try lookout(["status", "--cluster", "test"], environment: env)
+        assertExit(status, 0)
+        XCTAssertTrue(status.stdout.contains("cluster test: 3 live instances, 10 of 10 pieces of work running"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("low.lua@site2"), status.stdout)
+
         for process in instances.values { process.send(signal: SIGTERM) }
         for process in instances.values { _ = process.waitForExit(timeout: 30) }
 
@@ -177,6 +188,13 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
         let audited = try await view.auditLog(site: nil, limit: 10_000).filter { $0.entry.phase == .refused }
             .reduce(0) { $0 + 1 + $1.repeats }
         XCTAssertGreaterThanOrEqual(audited, refusedPrinted, "every refusal a script saw is audited")
+
+        // A stopped cluster leaves nothing held; doctor notices an audit log the database no longer protects.
+        let after = try await holders(view)
+        XCTAssertEqual(after, [:], "a clean stop releases every lease")
+        _ = try database.psql("DROP TRIGGER audit_no_truncate ON audit", database: location.database)
+        let unprotected = try lookout(["doctor"], environment: env)
+        XCTAssertTrue(unprotected.stdout.contains("the audit log can be changed: missing audit_no_truncate"), unprotected.stdout)
     }
 
     // MARK: Scripts

@@ -20,6 +20,8 @@ public protocol StateBackend: ScriptValueStore, NotifyQueueStore, AlertStateStor
     /// Throws (`err.code` `quota` or `disk_full`, retryable) when a script's write would eat
     /// into the room kept for the guard and the audit log (`[state] max_size`, `min_free`).
     func requireRoom() throws(StateStoreError)
+    /// The database's clock, its audit protections and its clusters (`lookout doctor`).
+    func health() async throws(StateStoreError) -> StateHealth
     /// The outbox items with `identifier`, on any site (`lookout outbox retry ID`).
     func outboxItems(identifier: String) async throws -> [OutboxItem]
 }
