@@ -311,6 +311,9 @@ final class WebhookRecorder: Sendable {
     /// The ticker's tokens, in the order they arrived.
     var ticks: [String] { tokens.withLock { $0 } }
 
+    /// The tickers heard from: the first word of each token (`ticker-1.lua 123…`).
+    var tickers: Set<String> { Set(ticks.compactMap { $0.split(separator: " ").first.map(String.init) }) }
+
     /// How many bodies contain `text`.
     func count(of text: String) -> Int { bodies.filter { $0.contains(text) }.count }
 
