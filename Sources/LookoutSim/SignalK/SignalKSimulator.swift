@@ -234,7 +234,7 @@ public final class SignalKSimulator: Sendable {
             maxFrameSize: 1 << 20, autoPing: .enabled(timePeriod: options.pingInterval))
         let app = Application(
             responder: SignalKRoutes.router(self).buildResponder(),
-            server: .http1WebSocketUpgrade(configuration: .init(ws: wsConfig)) { request, _, _ in
+            server: .http1WebSocketUpgrade(configuration: .init(ws: wsConfig)) { request, channel, _ in
                 let (path, query) = SignalKRoutes.split(request.path ?? "/")
                 guard path == "/signalk/v1/stream" else { return .dontUpgrade }
                 let q = SimRequest.parseQuery(query)
@@ -249,7 +249,10 @@ public final class SignalKSimulator: Sendable {
                     for f in request.headerFields { headers[f.name.canonicalName.lowercased()] = f.value }
                     switch await authority.check(token: q.first { $0.0 == "token" }?.1 ?? SignalKAuthority.token(headers: headers)) {
                     case .none: access = allowReadOnly ? .granted(permission: "readonly") : .anonymous
-                    case .bad: return .dontUpgrade
+                    case .bad:
+                        // Hummingbird answers a refused upgrade with 400; signalk-server with 401.
+                        await SignalKUpgradeRefusal.install(on: channel)
+                        return .dontUpgrade
                     case .ok(let p): access = .granted(permission: p.permission)
                     }
                 }
