@@ -138,6 +138,7 @@ final class SignalKAccessTests: XCTestCase {
             print(r2, err2.code, err2.message:find("lookout signalk token request open", 1, true) ~= nil)
             print(boat:token_state())
             """, sim: sim)
+        guard lines.count == 9 else { return XCTFail(lines.joined(separator: "\n")) }
         XCTAssertEqual(Array(lines.prefix(2)), ["none", "nil\tauth"])
         XCTAssertEqual(Array(lines.dropFirst(2).prefix(3)), ["valid", "valid", "200"])
         XCTAssertTrue(lines[5].contains("opts.permissions: expected \"readonly\" or \"readwrite\""), lines[5])
@@ -168,6 +169,7 @@ final class SignalKAccessTests: XCTestCase {
 
     func testPendingRequestIsSentOnceAndURLConnectionsHaveNone() async throws {
         let sim = try await SignalKAccessSims.shared.sim(readOnly: true)
+        let before = await sim.accessRequestsReceived()
         let lines = try await run("""
             local boat = assert(signalk.connect "open")
             print(boat:request_access { description = "wait for the skipper", wait = 0 })
@@ -186,6 +188,27 @@ final class SignalKAccessTests: XCTestCase {
         let pending = await sim.pendingAccessRequests()
         XCTAssertEqual(pending.filter { $0 == clientId }.count, 1)
         await sim.denyAccessRequest(clientId: clientId)
+        let after = await sim.accessRequestsReceived()
+        XCTAssertEqual(after - before, 1, "one request sent for the profile, then polled")
+    }
+
+    /// The server's `href` cannot lead the polling (and the token it brings) to another host.
+    func testAccessRequestsStayOnTheProfilesServer() async throws {
+        let sim = try await SignalKAccessSims.shared.sim(readOnly: true)
+        let server = try XCTUnwrap(URL(string: "http://127.0.0.1:\(sim.port)"))
+        let transport = SignalKSameServerTransport(server: server)
+        for elsewhere in ["http://127.0.0.2:\(sim.port)/signalk/v1/requests/x", "https://127.0.0.1:\(sim.port)/signalk/v1/requests/x",
+                          "http://127.0.0.1:1/signalk/v1/requests/x"] {
+            do {
+                _ = try await transport.send(SignalKHTTPRequest(method: "GET", url: URL(string: elsewhere)!), timeout: .seconds(2))
+                XCTFail("sent to \(elsewhere)")
+            } catch SignalKClientError.invalidURL(let why) {
+                XCTAssertTrue(why.contains("leads off the server"), why)
+            }
+        }
+        let home = try await transport.send(
+            SignalKHTTPRequest(method: "GET", url: server.appendingPathComponent("signalk")), timeout: .seconds(5))
+        XCTAssertEqual(home.status, 200)
     }
 
     func testOptInRequestsAtConnectAndAgainAfterRevocation() async throws {
