@@ -26,7 +26,9 @@ actor SignalKAccessSims {
             onAccessRequest: { notice in
                 guard let sim = box.withLock({ $0 }) else { return }
                 Task {
-                    if notice.description.hasPrefix("approve") {
+                    if notice.description.hasPrefix("approve-expiring") {
+                        await sim.approveAccessRequest(clientId: notice.clientId, permissions: "readwrite", expiresIn: 8)
+                    } else if notice.description.hasPrefix("approve") {
                         await sim.approveAccessRequest(clientId: notice.clientId, permissions: "readwrite")
                     } else if notice.description.hasPrefix("deny") {
                         await sim.denyAccessRequest(clientId: notice.clientId)
@@ -89,6 +91,9 @@ final class SignalKAccessTests: XCTestCase {
             [signalk.auto]
             url = "\(base)"
             access = {description = "approve lookout tests", wait = "20s", permissions = "readwrite"}
+            [signalk.expiring]
+            url = "\(base)"
+            access = {description = "approve-expiring lookout tests", wait = "20s", permissions = "readwrite"}
             [signalk.never]
             url = "\(base)"
             access = {description = "deny lookout tests", wait = "20s"}
@@ -116,9 +121,13 @@ final class SignalKAccessTests: XCTestCase {
             local boat, err = signalk.connect "open"
             print(boat, err.code, err.status)
             print(err.message)
+            local byurl, err2 = signalk.connect { url = "http://127.0.0.1:\(sim.port)" }
+            print(byurl, err2.code, err2.message:find("pass token", 1, true) ~= nil)
             """, sim: sim)
+        XCTAssertEqual(lines.count, 3)
         XCTAssertEqual(lines.first, "nil\tauth\t401")
-        XCTAssertTrue(lines.last?.contains("lookout signalk token request open") == true, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.dropFirst().first?.contains("lookout signalk token request open") == true, lines.joined(separator: "\n"))
+        XCTAssertEqual(lines.last, "nil\tauth\ttrue")
     }
 
     func testRequestAccessStoresATokenTheScriptNeverSees() async throws {
@@ -209,6 +218,23 @@ final class SignalKAccessTests: XCTestCase {
         let home = try await transport.send(
             SignalKHTTPRequest(method: "GET", url: server.appendingPathComponent("signalk")), timeout: .seconds(5))
         XCTAssertEqual(home.status, 200)
+    }
+
+    /// A token past its `exp` is seen as expired (no request with it), and with the opt-in the
+    /// next call requests a new one.
+    func testExpiredTokenIsRequestedAgainWithTheOptIn() async throws {
+        let sim = try await SignalKAccessSims.shared.sim(readOnly: false)
+        let lines = try await run("""
+            local boat = assert(signalk.connect "expiring")
+            print(boat:token_state())
+            for _ = 1, 600 do
+              if boat:token_state() == "expired" then break end
+              require("script").sleep(0.05)
+            end
+            print(boat:token_state())
+            print(assert(boat:put("electrical.switches.anchorLight.state", 1)).statusCode)
+            """, sim: sim)
+        XCTAssertEqual(lines, ["valid", "expired", "200"])
     }
 
     func testOptInRequestsAtConnectAndAgainAfterRevocation() async throws {

@@ -152,13 +152,13 @@ public struct SignalKModule: LuaModule {
         let token = await provider?()
         let access = c.access
         let rest = SignalKREST(server: c.server, tokenProvider: provider)
-        if token == nil, access != nil {
+        if token == nil {
             // No token: a secured server would give the hello and then silence (§3.2); ask REST
             // first, so the script learns at once that it needs a token.
             do { _ = try await rest.get("self") } catch let e as SignalKClientError {
                 if case .unauthorized = e {
                     var info = LuaErrorInfo.signalk(e)
-                    info.message += "; " + (access?.hint ?? "")
+                    info.message += "; " + (access?.hint ?? "the server wants a token: pass token = … or use a [signalk.NAME] profile")
                     throw info
                 }
             } catch {}

@@ -71,7 +71,8 @@ import LookoutWire
 ///   `Authorization: Bearer|JWT`, then `X-Authorization`): none → 401 `Unauthorized`, invalid/expired/
 ///   revoked → 401 `bad auth token`; PUT with a `readonly` token → 401 `{"error":"Permission Denied"}`.
 /// - §3.2 with security on, the WebSocket upgrade takes `?token=`, then the headers: a bad token →
-///   401 `bad auth token` (no upgrade); no token → the hello, then silence, and the socket's deltas
+///   401 `{"error":"bad auth token"}` (no upgrade; Hummingbird's 400 is rewritten, see
+///   `SignalKUpgradeRefusal`); no token → the hello, then silence, and the socket's deltas
 ///   are ignored; deltas from a `readonly` token are ignored too.
 ///
 /// Simplifications (what signalk-server does and this one does not):
