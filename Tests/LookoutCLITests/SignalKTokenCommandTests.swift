@@ -30,7 +30,7 @@ final class SignalKTokenCommandTests: CLITestCase {
         assertExit(run, 0)
         XCTAssertTrue(run.stdout.contains("lookout sim signalk approve "), run.stdout)
         XCTAssertTrue(run.stdout.contains("approved: token stored in"), run.stdout)
-        let file = home + "/state/tokens/signalk-profile-boat.json"
+        let file = home + "/state/tokens/signalk-profile-boat_127.0.0.1_\(sim.port).json"
         let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
         XCTAssertEqual(mode, 0o600)
         let stored = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: file)))

@@ -52,11 +52,12 @@ struct SignalKAdminControlModule: LuaModule {
 
     func push(into engine: LuaEngine, stack: LuaStack) throws {
         let sim = self.sim, tokens = self.tokens
+        let server = URL(string: "http://127.0.0.1:\(sim.port)")!
         engine.pushLibrary([
             "revoke": { call in
                 let profile = try call.string(1)
                 return try call.wait("revoke", {
-                    let store = SignalKTokenStore(directory: tokens, host: "profile-" + profile)
+                    let store = SignalKTokenStore(directory: tokens, host: SignalKProfileAccess.storeKey(profile: profile, server: server))
                     return await sim.revokeDevice(clientId: try await store.clientId())
                 }) { stack, ok in
                     stack.push(ok)
@@ -109,9 +110,11 @@ final class SignalKAccessTests: XCTestCase {
         return transcript.lines
     }
 
+    private func server(_ sim: SignalKSimulator) -> URL { URL(string: "http://127.0.0.1:\(sim.port)")! }
+
     /// The token stored for `profile` (read by the test, never by the script).
-    private func storedToken(_ profile: String) async throws -> String? {
-        let store = SignalKTokenStore(directory: tokens, host: "profile-" + profile)
+    private func storedToken(_ profile: String, _ sim: SignalKSimulator) async throws -> String? {
+        let store = SignalKTokenStore(directory: tokens, host: SignalKProfileAccess.storeKey(profile: profile, server: server(sim)))
         return try await store.load().token
     }
 
@@ -153,10 +156,10 @@ final class SignalKAccessTests: XCTestCase {
         XCTAssertTrue(lines[5].contains("opts.permissions: expected \"readonly\" or \"readwrite\""), lines[5])
         XCTAssertEqual(Array(lines.suffix(3)), ["true", "nil\tauth\ttrue", "expired"])
         // The token was stored 0600 and deleted once refused; it never reached the script's output.
-        let file = tokens.appendingPathComponent("signalk-profile-open.json")
+        let file = SignalKTokenStore(directory: tokens, host: SignalKProfileAccess.storeKey(profile: "open", server: server(sim))).fileURL
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         XCTAssertEqual(mode, 0o600)
-        let token = try await storedToken("open")
+        let token = try await storedToken("open", sim)
         XCTAssertNil(token)
         XCTAssertFalse(lines.joined().contains("eyJ"), lines.joined(separator: "\n"))
     }
@@ -172,7 +175,7 @@ final class SignalKAccessTests: XCTestCase {
             """, sim: sim)
         XCTAssertEqual(lines, ["denied", "denied", "nil\tauth\ttrue"])
         let pending = await sim.pendingAccessRequests()
-        let clientId = try await SignalKTokenStore(directory: tokens, host: "profile-open").clientId()
+        let clientId = try await SignalKTokenStore(directory: tokens, host: SignalKProfileAccess.storeKey(profile: "open", server: server(sim))).clientId()
         XCTAssertFalse(pending.contains(clientId))
     }
 
@@ -189,7 +192,7 @@ final class SignalKAccessTests: XCTestCase {
             print(s, err.code, byurl:token_state())
             """, sim: sim)
         XCTAssertEqual(lines, ["pending", "pending", "pending", "nil\tconfig\tnone"])
-        let clientId = try await SignalKTokenStore(directory: tokens, host: "profile-open").clientId()
+        let clientId = try await SignalKTokenStore(directory: tokens, host: SignalKProfileAccess.storeKey(profile: "open", server: server(sim))).clientId()
         let deadline = Date().addingTimeInterval(10)
         while await !sim.pendingAccessRequests().contains(clientId), Date() < deadline {
             try await Task.sleep(for: .milliseconds(20))
@@ -248,7 +251,7 @@ final class SignalKAccessTests: XCTestCase {
             print(boat:token_state())
             """, sim: sim)
         XCTAssertEqual(lines, ["connected\tvalid", "200", "true", "200", "valid"])
-        let token = try await storedToken("auto")
+        let token = try await storedToken("auto", sim)
         XCTAssertNotNil(token)
     }
 }

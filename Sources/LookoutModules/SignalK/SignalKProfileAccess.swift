@@ -83,7 +83,7 @@ public enum SignalKTokenState: String, Sendable {
 /// The token of one `[signalk.NAME]` profile and its access requests, shared by every script of
 /// the process that uses the profile.
 ///
-/// - The token comes from the profile's token store (`<state>/tokens/signalk-profile-NAME.json`,
+/// - The token comes from the profile's token store (`<state>/tokens/signalk-profile-NAME_HOST_PORT.json`,
 ///   mode 0600; written by an approved access request) or from its `token_env`/`token_file`.
 ///   It is only ever handed to the profile's own server; scripts never see it.
 /// - Requests go to the profile's server only, and their `href` must stay on it.
@@ -120,7 +120,13 @@ public actor SignalKProfileAccess {
         self.server = server
         self.policy = policy
         self.configuredToken = configuredToken
-        store = SignalKTokenStore(directory: directory, host: "profile-" + profile)
+        store = SignalKTokenStore(directory: directory, host: Self.storeKey(profile: profile, server: server))
+    }
+
+    /// The token file's key: the profile and its server's `host:port` (contract §6.3: tokens are
+    /// scoped per server), so a profile pointed at another server never sends it the old token.
+    public static func storeKey(profile: String, server: URL) -> String {
+        "profile-\(profile)@" + SignalKTokenStore.hostKey(for: server)
     }
 
     private static let registry = Locked<[String: SignalKProfileAccess]>([:])

@@ -7,7 +7,7 @@ import SignalKKit
 
 /// `lookout signalk token request|state PROFILE`: a device token for a `[signalk.NAME]` profile
 /// through the server's access requests (contract §6.1). The token goes into
-/// `<state>/tokens/signalk-profile-NAME.json` (mode 0600) and is never printed.
+/// `<state>/tokens/signalk-profile-NAME_HOST_PORT.json` (mode 0600) and is never printed.
 struct SignalKCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "signalk",
