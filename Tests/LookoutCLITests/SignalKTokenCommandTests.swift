@@ -6,7 +6,8 @@ import XCTest
 /// `lookout signalk token request|state PROFILE` against the secured Signal K simulator over real
 /// HTTP: the request is sent, the administrator approves it, the token lands 0600 in the state's
 /// token directory and is never printed.
-final class SignalKTokenCommandTests: CLITestCase {
+final class SignalKTokenCommandTests: CLITestCase, @unchecked Sendable {
+    // @unchecked Sendable: as CLITestCase; the simulator is only used from the test's own task.
     func testTokenRequestWaitsForApprovalAndStoresTheToken() async throws {
         let box = Locked<SignalKSimulator?>(nil)
         let sim = try SignalKSimulator(options: .init(

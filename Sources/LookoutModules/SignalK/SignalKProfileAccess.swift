@@ -192,9 +192,9 @@ public actor SignalKProfileAccess {
             do {
                 try await access.requestAccess(description: description, permissions: permissions,
                                                pollInterval: Self.pollInterval, timeout: timeout)
-                await self.finished(nil)
+                self.finished(nil)
             } catch {
-                await self.finished(error)
+                self.finished(error)
             }
         }
     }
