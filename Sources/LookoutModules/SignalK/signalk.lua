@@ -36,7 +36,8 @@ local signalk = {}
 --- scripts) and the connection or call tried again. Without the opt-in such a refusal is
 --- `nil, err` with `err.code == "auth"` saying how to get a token (`lookout signalk token
 --- request NAME`). A profile's stored token is used before its `token_env`/`token_file`.
---- Returns `nil, err` when the profile is missing
+--- A connection without a token to a server that wants one fails at once with `"auth"` (not
+--- with the hello and then silence). Returns `nil, err` when the profile is missing
 --- (`err.code == "config"`), when the first connection attempt fails (`"network"`: refused,
 --- unreachable, or no hello), or when no hello came within the timeout (`"timeout"`). After
 --- that, a lost connection is re-established in the background and subscriptions are re-sent.
