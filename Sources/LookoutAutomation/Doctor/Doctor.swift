@@ -243,7 +243,10 @@ public struct Doctor: Sendable {
     func signalk(_ name: String, config: HostConfig) async -> DoctorCheck {
         let subject = "signalk.\(name)"
         let connection: SignalKConnection
-        do { connection = try SignalKConnection.profile(name, config: config, environment: environment) } catch {
+        do {
+            connection = try SignalKConnection.profile(name, config: config, environment: environment,
+                                                       tokens: URL(fileURLWithPath: paths.tokensDirectory, isDirectory: true))
+        } catch {
             return DoctorCheck(subject, .failure, Self.plain(error))
         }
         let server = Redaction.display(connection.server)
@@ -251,7 +254,8 @@ public struct Doctor: Sendable {
             let endpoints = try await SignalKREST.discover(server: connection.server)
             var words = "\(server): \(endpoints.serverId ?? "Signal K server") \(endpoints.serverVersion ?? "")"
                 .trimmingCharacters(in: .whitespaces)
-            let token = connection.token
+            // The token a script of the profile would send: the one stored by an access request, else the configured one.
+            let token = await connection.access?.token() ?? connection.token
             let provider: (@Sendable () async -> String?)? = token.map { t in { @Sendable in t } }
             let rest = SignalKREST(server: connection.server, tokenProvider: provider)
             let selfValue = try await rest.get("self")
@@ -263,8 +267,10 @@ public struct Doctor: Sendable {
             return DoctorCheck(subject, .ok, words)
         } catch let e as SignalKClientError {
             if case .unauthorized = e {
-                let why = connection.token == nil ? "the server needs a token (security is on): add token_env or token_file"
-                    : "the server refused the token: request a new one"
+                let stored = await connection.access?.token()
+                let why = (stored ?? connection.token) == nil
+                    ? "the server needs a token (security is on): run `lookout signalk token request \(name)`, or add token_env or token_file"
+                    : "the server refused the token: run `lookout signalk token request \(name)` for a new one"
                 return DoctorCheck(subject, .failure, "\(server): \(why)")
             }
             return DoctorCheck(subject, .failure, "\(server): \(e)")
