@@ -181,7 +181,7 @@ let package = Package(
             dependencies: [
                 "LookoutWire",
                 "LookoutAutomation", "LookoutModules", "LookoutConfig", "Lua", "NightscoutKit", "SignalKKit", "LookoutSim",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Hummingbird", package: "hummingbird"),
             ],
             resources: [.embedInCode("Resources/compute.lua")]),
         // Helpers shared by the test targets (transcripts, running Lua source).
