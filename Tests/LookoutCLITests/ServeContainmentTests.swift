@@ -129,4 +129,34 @@ final class ServeContainmentTests: CLITestCase, @unchecked Sendable {
         serve.send(signal: SIGTERM)
         assertExit(try XCTUnwrap(serve.waitForExit(timeout: 60)), 0)
     }
+
+    /// A worker whose serve was killed (SIGKILL: it could not stop its workers) ends by itself
+    /// instead of running its script unsupervised. (Found as orphaned workers of killed test
+    /// servers, still printing an hour later.)
+    func testWorkersEndWhenTheirServeIsKilled() throws {
+        try writeFile("Scripts/tick.lua", """
+            require("schedule").every(1, function() print("tick") end, { name = "tick" })
+            """)
+        let serve = try launch(["serve", "--isolate", "--status-port", "0"])
+        XCTAssertTrue(serve.waitForOutput(containing: "[tick.lua] tick", timeout: 60))
+        let workers = Self.children(of: serve.pid)
+        XCTAssertEqual(workers.count, 1, "one worker process")
+        serve.send(signal: SIGKILL)
+        _ = serve.waitForExit(timeout: 10)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while workers.contains(where: { kill($0, 0) == 0 }), Date() < deadline { usleep(50_000) }
+        XCTAssertFalse(workers.contains { kill($0, 0) == 0 }, "a worker outlived its serve: \(workers)")
+        for pid in workers { kill(pid, SIGKILL) }
+    }
+
+    /// The processes whose parent is `pid` (from /proc).
+    static func children(of pid: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(pid_t.init).filter { child in
+            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == pid
+        }
+    }
 }

@@ -2,8 +2,8 @@ import Foundation
 import LookoutStore
 
 /// What one instance does with the work at a heartbeat: which leases to give up and which to
-/// try to take, so that the live instances converge on an even share (every instance holds at
-/// most ⌈work ÷ live instances⌉ pieces) and each piece prefers the same instance every time
+/// try to take, so that the live instances converge on an even share (⌊work ÷ live instances⌋
+/// pieces each, one more for the first instances by id while some are left) and each piece prefers the same instance every time
 /// (rendezvous hashing), so work does not wander between instances that stay.
 public struct ClusterPlan: Sendable, Equatable {
     /// Leases to give up (the work is gone, or this instance holds more than its share).
@@ -17,7 +17,9 @@ public struct ClusterPlan: Sendable, Equatable {
                             live: [String]) -> ClusterPlan {
         let alive = Set(live).union([instance]).sorted()
         let wanted = Set(work)
-        let share = work.isEmpty ? 0 : (work.count + alive.count - 1) / alive.count
+        // ⌊work ÷ live⌋ each, and one more for the first (work mod live) instances by id.
+        let position = alive.firstIndex(of: instance) ?? 0
+        let share = work.count / alive.count + (position < work.count % alive.count ? 1 : 0)
         var release = held.subtracting(wanted).sorted()
         var keep = held.intersection(wanted)
         if keep.count > share {

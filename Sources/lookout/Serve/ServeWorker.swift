@@ -53,8 +53,15 @@ enum ServeWorker {
         settings.restartCrashed = false
         let name = (file as NSString).lastPathComponent
         let healthFile = ProcessInfo.processInfo.environment[ServeWorkerLauncher.healthVariable]
+        // A worker whose parent is gone (killed: it could not stop us) ends too, within a second,
+        // rather than run its script unsupervised (and, in a cluster, outside any lease).
+        let parent = getppid()
         let writer = Task {
             while !Task.isCancelled {
+                if getppid() != parent {
+                    log("\(name): the serve process that started this worker is gone; exiting")
+                    exit(1)
+                }
                 if let healthFile { try? health.json(now: Date()).write(to: URL(fileURLWithPath: healthFile), options: .atomic) }
                 try? await Task.sleep(for: .seconds(1))
             }
