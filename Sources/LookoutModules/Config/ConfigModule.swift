@@ -25,7 +25,7 @@ public struct ConfigModule: LuaModule {
             },
             "settings": { call in
                 let defaults = try call.options(1, name: "defaults")
-                return call.returning(.object(try Self.settings(defaults, config: config, script: call.engine.options.name, call: call)))
+                return call.returning(.object(try Self.settings(defaults, config: config, script: call.engine.options.name)))
             },
         ], prefix: "config.", on: stack)
         stack.push(config.filePath ?? config.fileName)
@@ -40,8 +40,9 @@ public struct ConfigModule: LuaModule {
 
 extension ConfigModule {
     /// `defaults` overlaid with `[scripts."NAME".settings]`: every configured key must be one of
-    /// the defaults' keys and of the same kind (number, string, boolean, list or table).
-    static func settings(_ defaults: [String: LuaValue], config: HostConfig, script: String, call: LuaCall) throws(LuaRaise)
+    /// the defaults' keys and of the same kind (number, string, boolean, list or table). The
+    /// check `config.settings` makes when the script runs, and `lookout doctor` before.
+    public static func settings(_ defaults: [String: LuaValue], config: HostConfig, script: String) throws(LuaRaise)
         -> [String: LuaValue]
     {
         guard let entry = config.scriptEntry(file: script), let table = entry.value.tableValue?["settings"]?.tableValue else {
@@ -53,7 +54,8 @@ extension ConfigModule {
             let value = LuaValue(toml: item.value)
             let at = "\(config.fileName): \(base).\(item.key)"
             guard let fallback = defaults[item.key] else {
-                throw LuaRaise("\(at): unknown setting (this script knows: \(defaults.keys.sorted().joined(separator: ", ")))")
+                let guess = ConfigWording.suggestion(for: item.key, among: defaults.keys.sorted()).map { "did you mean \($0)? " } ?? ""
+                throw LuaRaise("\(at): unknown setting (\(guess)this script knows: \(defaults.keys.sorted().joined(separator: ", ")))")
             }
             guard kind(of: value) == kind(of: fallback) else {
                 throw LuaRaise("\(at): expected a \(kind(of: fallback)), got a \(kind(of: value))")

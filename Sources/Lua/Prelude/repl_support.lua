@@ -12,8 +12,16 @@ repl.options.tostring = function(v)
   return ok and text or ("<" .. type(v) .. ": __tostring failed>")
 end
 -- Glucose in entries as people read it: `sgv = 132 --[[ 132 mg/dL (7.3 mmol/L) → ]]`, in the
--- configured unit, by the nightscout module's one formatter (when the module is there).
+-- configured unit, by the nightscout module's one formatter (when the module is there); a
+-- reading's `age` and `delta` with their units (`--[[ 42 s ago ]]`, `--[[ -3.2 mg/dL per 5 min ]]`).
 repl.options.annotate = function(t, k, v)
+  if math.type(v) ~= nil and rawget(t, "sgv") ~= nil then
+    if k == "age" then
+      return v < 120 and string.format("%d s ago", math.floor(v + 0.5)) or string.format("%d min ago", math.floor(v / 60 + 0.5))
+    elseif k == "delta" then
+      return string.format("%+.1f mg/dL per 5 min", v)
+    end
+  end
   if k ~= "sgv" or math.type(v) == nil then return nil end
   local ns = package.loaded.nightscout
   local format = type(ns) == "table" and rawget(ns, "format_bg")
