@@ -200,6 +200,22 @@ final class FirstHourRoundTwoTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(repl.stdout.contains("delta = -3.2 --[[ -3.2 mg/dL per 5 min ]]"), repl.stdout)
     }
 
+    /// Signal K leaves (a branch as `boat:get "navigation"` returns it) show their value in the
+    /// usual display unit, from the path's meta.
+    func testTheReplShowsSignalKValuesInDisplayUnits() throws {
+        let lines = """
+            nav = { speedOverGround = { value = 3.2, meta = { units = "m/s" } }, courseOverGroundTrue = { value = 1.5708, meta = { units = "rad" } } }
+            nav
+            water = { value = 290.15, meta = { units = "K" } }
+            water
+            """
+        let repl = try lookout(["repl"], stdin: lines + "\n")
+        assertExit(repl, 0)
+        XCTAssertTrue(repl.stdout.contains("value = 3.2 --[[ 6.2 kn (m/s) ]]"), repl.stdout)
+        XCTAssertTrue(repl.stdout.contains("value = 1.5708 --[[ 90.0° (rad) ]]"), repl.stdout)
+        XCTAssertTrue(repl.stdout.contains("value = 290.15 --[[ 17.0 °C (K) ]]"), repl.stdout)
+    }
+
     // MARK: sim
 
     /// `lookout sim nightscout --state DIR --token …` prints a profile to paste (URL and a 0600
