@@ -26,7 +26,7 @@ public enum HostModules {
             NightscoutModule(config: config, paths: paths, confirmation: confirmation),
             OutboxModule(paths: paths),
             SignalKModule(config: config, paths: paths, health: health),
-            ChartModule(paths: paths),
+            ChartModule(paths: paths, config: config),
             GarminModule(config: config, paths: paths),
             NotifyModule(config: config, paths: paths, logger: logger, sideEffects: sideEffects),
             AlertModule(config: config, paths: paths),

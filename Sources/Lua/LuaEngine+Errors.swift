@@ -41,8 +41,13 @@ extension LuaEngine {
                 .filter { line in !line.contains("[C]: in ?") && !line.contains("[lookout]") }
                 .joined(separator: "\n")
         }
+        return LuaScriptError(script: options.name, task: reportLabel(of: task), message: message, traceback: traceback)
+    }
+
+    /// The task as errors and successes name it: `timer created at alerts.lua:12 (started by main chunk)`.
+    func reportLabel(of task: LuaTask) -> String {
         var label = task.label
         if let parent = task.parentLabel, parent != task.label { label += " (started by \(parent))" }
-        return LuaScriptError(script: options.name, task: label, message: message, traceback: traceback)
+        return label
     }
 }

@@ -168,8 +168,9 @@ extension LuaEngine {
     private func fail(_ task: LuaTask) {
         let co = task.thread
         shim_errortext(L, co)
-        let text = LuaStack(L).string(at: -1) ?? "(no message)"
+        let raw = LuaStack(L).string(at: -1) ?? "(no message)"
         shim_pop(L, 1)
+        let text = methodHint(in: co, text: raw)
         if task.keepsOutcome && (task.handles > 0 || task.waiters > 0) {
             lua_pushvalue(co, -1)
             task.outcomeRef = luaL_ref(co, SHIM_REGISTRYINDEX)
@@ -198,6 +199,8 @@ extension LuaEngine {
         if status == .failed, task.reportsErrors, task.waiters == 0, let text = task.errorText, !isExitUnwind(text) {
             if interrupted { options.errors(scriptError(task: task, text: text)); return finishCallbacks(task) }
             report(task: task, errorText: text)
+        } else if status == .done, task.reportsErrors, !task.isErrorHook, let succeeded = options.succeeded {
+            succeeded(reportLabel(of: task))
         }
         finishCallbacks(task)
     }

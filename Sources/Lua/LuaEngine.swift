@@ -39,6 +39,8 @@ public final class LuaEngine {
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
     var closed = false
     var objectTypes: Set<String> = []
+    /// The display name of each registered object type, by metatable name (`nightscout client`).
+    var objectTypeNames: [String: String] = [:]
     /// Objects to close when the state ends (streams, clients): anchored until closed.
     var liveObjects: [ObjectIdentifier: any LuaObject] = [:]
     /// Set by `script.exit(code)`: the script is ending with this status.
@@ -181,6 +183,7 @@ public final class LuaEngine {
     /// Registers the metatable of a host object type.
     public func register(type: LuaObjectType, methods: [String: LuaBinding]) {
         guard objectTypes.insert(type.name).inserted else { return }
+        objectTypeNames[type.name] = type.displayName
         withMemoryOverdraft {
             let s = LuaStack(L)
             shim_newmetatable(L, type.name)

@@ -43,6 +43,13 @@ public struct LuaOptions: Sendable {
     public var errors: @Sendable (LuaScriptError) -> Void = { error in
         FileHandleOutput.standardError.write(error.description + "\n")
     }
+    /// Told when a task whose errors would be reported (the main chunk, a timer's run, an event
+    /// handler) ends without error, with the task as ``LuaScriptError/task`` names it: `serve`
+    /// marks the script's last success and clears an error that task had reported. Nil: nobody.
+    public var succeeded: (@Sendable (String) -> Void)?
+    /// The known name closest to a mistyped one (a method name among an object's methods), for
+    /// "did you mean"; nil when none is close. Lookout's commands pass `ConfigWording.suggestion`.
+    public var suggest: @Sendable (String, [String]) -> String? = { _, _ in nil }
     /// Receives Lua warnings (`warn(...)`, errors in `__gc`).
     public var warnings: @Sendable (String) -> Void = { FileHandleOutput.standardError.write("warning: \($0)\n") }
 

@@ -784,6 +784,24 @@ void shim_errortext(lua_State *L, lua_State *co) {
     }
 }
 
+int shim_nilmethod_metatable(lua_State *L, lua_State *co) {
+    lua_Debug ar;
+    if (!lua_getstack(co, 0, &ar) || !lua_checkstack(co, 3) || !lua_checkstack(L, 2)) return 0;
+    int found = 0, after_nil = 0;
+    // `obj:m()` compiles to SELF (callee, then obj in the next register) and CALL: the last nil
+    // followed by a userdata with a metatable is the failed call's.
+    for (int n = 1; n < 256 && lua_getlocal(co, &ar, n) != NULL; n++) {
+        if (after_nil && lua_type(co, -1) == LUA_TUSERDATA && lua_getmetatable(co, -1)) {
+            if (found) lua_pop(L, 1);
+            lua_xmove(co, L, 1);
+            found = 1;
+        }
+        after_nil = lua_isnil(co, -1);
+        lua_pop(co, 1);
+    }
+    return found;
+}
+
 static int msgh(lua_State *L) {
     push_message(L, 1);
     luaL_traceback(L, L, lua_tostring(L, -1), 1);

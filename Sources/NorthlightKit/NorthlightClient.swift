@@ -127,6 +127,14 @@ public actor NorthlightClient {
         do {
             response = try await exchange("POST", "/feedback/\(id)/vote", body: try Self.encode(VoteBody(userIdentifier: user)))
         } catch .serverError(404) {
+            // A missing item and a missing route (a url without /api/v1) both answer 404: the
+            // board's route tells them apart.
+            do {
+                _ = try await exchange("GET", "/feedback")
+            } catch .serverError(404) {
+                throw .invalidInput("no Northlight API under the profile's url (404 for POST /feedback/\(id)/vote "
+                                    + "and for GET /feedback): the url should end in /api/v1")
+            } catch {}
             throw .invalidInput("feedback_id: no feedback item \(id)")
         }
         guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
@@ -185,10 +193,10 @@ public actor NorthlightClient {
             response = try await transport.send(request, configuration.timeout)
         } catch {
             let redacted = error.redacting(secrets)
-            logger.debug("northlight request failed", metadata: ["method": "\(method)", "path": "\(logPath)", "error": "\(redacted)"])
+            logger.debug("northlight: \(method) \(logPath) failed: \(redacted)")
             throw redacted
         }
-        logger.debug("northlight request", metadata: ["method": "\(method)", "path": "\(logPath)", "status": "\(response.status)"])
+        logger.debug("northlight: \(method) \(logPath) → \(response.status)")
         if (200..<300).contains(response.status) { return response }
         throw Self.error(for: response, secrets: secrets)
     }

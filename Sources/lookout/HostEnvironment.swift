@@ -33,9 +33,10 @@ struct HostEnvironment {
         for warning in config.secretFileWarnings() { FileHandleOutput.standardError.write("lookout: warning: \(warning)\n") }
     }
 
-    /// Sends swift-log output to standard error at the configured level (debug with --verbose).
+    /// Sends swift-log output to standard error at the configured level (debug with --verbose,
+    /// the command's or `lookout -v`'s).
     func bootstrapLogging(verbose: Bool) -> Logger {
-        let level = verbose ? .debug : Logger.Level(rawValue: config.logLevel.rawValue) ?? .info
+        let level = verbose || GlobalOptions.verbose ? .debug : Logger.Level(rawValue: config.logLevel.rawValue) ?? .info
         LoggingSystem.bootstrap { label in LookoutLogHandler(label: label, level: level) }
         var logger = Logger(label: "lookout")
         logger.logLevel = level
@@ -50,6 +51,7 @@ struct HostEnvironment {
         let limits = try script.limits(from: config)
         var options = LuaOptions()
         options.name = name
+        options.suggest = { ConfigWording.suggestion(for: $0, among: $1) }  // "did you mean" for a mistyped method
         options.memoryLimit = limits.memoryBytes
         options.cpuLimit = limits.cpuSeconds
         options.timeLimit = limits.timeSeconds ?? 0
@@ -58,7 +60,7 @@ struct HostEnvironment {
         options.outputRate = config.limits.logRate
         options.outputBurst = config.limits.logBurst
         options.trusted = script.trusted
-        options.verbose = script.verbose
+        options.verbose = script.verbose || GlobalOptions.verbose
         options.arguments = arguments
         options.scriptDirectory = scriptDirectory
         options.output = output

@@ -10,7 +10,8 @@ struct Lookout: AsyncParsableCommand {
         commandName: "lookout",
         abstract: "Script Nightscout, Signal K, Northlight and Garmin Connect with Lua.",
         discussion: """
-            With no command on a terminal, starts the interactive REPL.
+            With no command on a terminal, starts the interactive REPL. -v (--verbose) before
+            the command holds for every command: debug logs and each HTTP exchange on standard error.
             Configuration: ~/.config/lookout/config.toml; state: ~/.local/state/lookout
             (LOOKOUT_HOME overrides both).
             """,
@@ -41,8 +42,16 @@ struct Lookout: AsyncParsableCommand {
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.
     static func main() async {
+        let (arguments, verbose) = GlobalOptions.split(Array(CommandLine.arguments.dropFirst()))
+        if verbose { GlobalOptions.requestVerbose() }
         do {
-            var command = try parseAsRoot(CommandLine.arguments.count == 1 ? ["repl"] : nil)
+            var command = try parseAsRoot(arguments.isEmpty ? ["repl"] : arguments)
+            // For the test that checks every command README and the ready scripts show: parse
+            // (options, values, validation) and say which command, without running it.
+            if ProcessInfo.processInfo.environment["LOOKOUT_PARSE_ONLY"] == "1" {
+                print("parsed: \(type(of: command).configuration.commandName ?? "lookout")")
+                return
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -59,7 +68,7 @@ struct Lookout: AsyncParsableCommand {
                 self.exit(withError: error)  // --help, --version
             }
             var message = fullMessage(for: error)
-            if let hint = DidYouMean.hint(arguments: Array(CommandLine.arguments.dropFirst()), message: message) {
+            if let hint = DidYouMean.hint(arguments: arguments, message: message) {
                 message += "\n" + hint
             }
             FileHandle.standardError.write(Data((message + "\n").utf8))

@@ -42,7 +42,7 @@ final class ChartModuleTests: XCTestCase {
         XCTAssertEqual(lines[0], "BG")
         XCTAssertTrue(lines[1].hasPrefix("215 ┤"), text)
         XCTAssertTrue(lines.contains { $0.hasPrefix("180 ┤") }, text)
-        XCTAssertTrue(lines[10].hasPrefix(" 63 ┤"), text)
+        XCTAssertTrue(lines[10].hasPrefix(" 70 ┤"), text)  // the low threshold shares the bottom row with the axis end (63): the threshold wins
         XCTAssertTrue(lines[11].hasPrefix("     10:00"), lines[11])
         XCTAssertTrue(lines[11].hasSuffix("11:55  mg/dL"), lines[11])
         // The hole (50 to 75 minutes, columns ~19 to ~31) leaves whole columns empty in every row

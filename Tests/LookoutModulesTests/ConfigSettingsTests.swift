@@ -37,7 +37,7 @@ final class ConfigSettingsTests: XCTestCase {
             """, script: "a.lua", #"print(pcall(require("config").settings, { low = 70 }))"#)
         XCTAssertEqual(unknown.count, 1)
         XCTAssertTrue(unknown[0].hasPrefix("false\t"), unknown[0])
-        XCTAssertTrue(unknown[0].contains(#"scripts."a.lua".settings.lwo: unknown setting (this script knows: low)"#), unknown[0])
+        XCTAssertTrue(unknown[0].contains(#"scripts."a.lua".settings.lwo: unknown setting (did you mean low? this script knows: low)"#), unknown[0])
         let wrong = try await run("""
             [scripts."a.lua".settings]
             low = "65"

@@ -24,6 +24,9 @@ public struct Doctor: Sendable {
     public var timeout: TimeInterval = 10
     /// CGM data older than this is reported as a warning.
     public var staleAfter: TimeInterval = 15 * 60
+    /// The source of a script by its file name (`low-alert.lua`), for checking its
+    /// `[scripts."NAME".settings]`; by default looked for in `[serve] scripts` and `./Scripts`.
+    public var scriptSource: @Sendable (String, HostConfig) -> String? = Doctor.sourceInServeFolders
 
     /// A doctor for these paths and this configuration.
     public init(paths: LookoutPaths, config: Result<HostConfig, ConfigError>,
@@ -63,6 +66,8 @@ public struct Doctor: Sendable {
         for name in config.profiles(service: "signalk") { add(await signalk(name, config: config)) }
         for name in config.profiles(service: "garmin") { add(await garmin(name, config: config)) }
         for name in config.profiles(service: "northlight") { add(await northlight(name, config: config)) }
+        for name in config.profiles(service: "notify") { add(notify(name, config: config)) }
+        for c in scriptSettings(config: config) { add(c) }
         return checks
     }
 
@@ -339,6 +344,53 @@ public struct Doctor: Sendable {
     }
 
     // MARK: wording
+
+    /// Each `[scripts."NAME".settings]` checked against the defaults the script passes to
+    /// `config.settings { … }` (unknown keys, values of another kind), as `run` and `serve` check
+    /// them when the script starts.
+    func scriptSettings(config: HostConfig) -> [DoctorCheck] {
+        guard let scripts = config.table["scripts"]?.tableValue else { return [] }
+        var checks: [DoctorCheck] = []
+        for entry in scripts.entries {
+            guard let settings = entry.value.tableValue?["settings"]?.tableValue else { continue }
+            let subject = "scripts.\(ConfigWording.quotedKey(entry.key))"
+            let file = (entry.key as NSString).lastPathComponent
+            guard let source = scriptSource(file, config), let parsed = ScriptSettingsDefaults.parse(source) else {
+                checks.append(DoctorCheck(subject, .warning, "settings not checked: no script \(file) with config.settings { … } found"))
+                continue
+            }
+            // A default of unknown kind (an expression) takes any value: the configured one stands in for it.
+            var defaults: [String: LuaValue] = [:]
+            for (key, kind) in parsed { defaults[key] = kind ?? settings[key].map(LuaValue.init(toml:)) ?? .null }
+            do {
+                _ = try ConfigModule.settings(defaults, config: config, script: file)
+                checks.append(DoctorCheck(subject, .ok, "\(settings.entries.count) setting\(settings.entries.count == 1 ? "" : "s") fit \(file)"))
+            } catch {
+                checks.append(DoctorCheck(subject, .failure, error.message))
+            }
+        }
+        return checks
+    }
+
+    /// A script's source from `[serve] scripts` (files or folders) or `./Scripts`.
+    @Sendable public static func sourceInServeFolders(_ file: String, config: HostConfig) -> String? {
+        for place in (config.serveScripts ?? []) + ["Scripts"] {
+            let path = (place as NSString).expandingTildeInPath
+            for candidate in [path, path + "/" + file] where (candidate as NSString).lastPathComponent == file {
+                if let text = try? String(contentsOfFile: candidate, encoding: .utf8) { return text }
+            }
+        }
+        return nil
+    }
+
+    /// A notification channel checked as sending would check it, without sending.
+    func notify(_ name: String, config: HostConfig) -> DoctorCheck {
+        do {
+            return DoctorCheck("notify.\(name)", .ok, try NotifyChannel.validate(name, config: config, environment: environment))
+        } catch {
+            return DoctorCheck("notify.\(name)", .failure, error.message)
+        }
+    }
 
     static func plain(_ error: any Error) -> String {
         if let info = error as? LuaErrorInfo { return info.message }

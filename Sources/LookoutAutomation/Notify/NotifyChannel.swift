@@ -1,5 +1,6 @@
 import Foundation
 import LookoutConfig
+import LookoutStore
 import Lua
 
 /// One notification channel, configured as a profile `[notify.NAME]` with `type = "…"`.
@@ -34,7 +35,9 @@ struct NotifyChannel: Sendable {
                 throw profile.error(key: "type", "required: one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             guard let kind = Kind(rawValue: text) else {
-                throw profile.error(key: "type", "expected one of \(Kind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text)\"")
+                let known = Kind.allCases.map(\.rawValue)
+                let guess = ConfigWording.suggestion(for: text, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+                throw profile.error(key: "type", "expected one of \(known.joined(separator: ", ")), got \"\(text)\"\(guess)")
             }
             return NotifyChannel(name: name, kind: kind, dryRun: try profile.bool("dry_run") ?? false, profile: profile)
         } catch {
@@ -74,6 +77,39 @@ struct NotifyChannel: Sendable {
             return value
         } catch {
             throw LuaErrorInfo(code: "config", message: error.description, service: "notify")
+        }
+    }
+}
+
+extension NotifyChannel {
+    /// Checks channel `name` as sending would, without sending: its type, the settings and
+    /// secrets its type needs, its URL. Returns what it delivers to, for people (never a secret).
+    /// - Throws: the `config` error sending would meet.
+    static func validate(_ name: String, config: HostConfig, environment: [String: String]) throws(LuaErrorInfo) -> String {
+        let channel = try named(name, config: config)
+        switch channel.kind {
+        case .log:
+            return "log channel"
+        case .nightscout:
+            let site = try channel.setting("site", required: true)!
+            guard config.profile(service: "nightscout", name: site) != nil else {
+                throw LuaErrorInfo(code: "config", message: channel.profile.error(key: "site", "no [nightscout.\(site)] profile").description,
+                                   service: "notify")
+            }
+            return "announcements on nightscout.\(site)"
+        case .signalk:
+            let server = try channel.setting("server", required: true)!
+            guard config.profile(service: "signalk", name: server) != nil else {
+                throw LuaErrorInfo(code: "config", message: channel.profile.error(key: "server", "no [signalk.\(server)] profile").description,
+                                   service: "notify")
+            }
+            return "notifications on signalk.\(server)"
+        case .webhook, .ntfy, .pushover, .telegram:
+            let probe = NotifyMessage(id: "doctor", channel: name, title: "doctor", message: "doctor", severity: "info", kind: "message",
+                                      time: 0)
+            let request = try NotifyHTTPRequest.make(probe, channel: channel, config: config, environment: environment)
+            let host = URL(string: request.request.url)?.host.map { " via \($0)" } ?? ""
+            return "\(channel.kind.rawValue) channel\(host)" + (channel.dryRun ? " (dry_run: nothing is sent)" : "")
         }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Which script files `serve` runs: `.lua` files given directly, and the `.lua` files directly
-/// inside given folders (sorted; hidden files and `_`-prefixed helpers are left out), with their
+/// inside given folders (sorted; hidden files, `_`-prefixed helpers and `*.scenario.lua` test
+/// scenarios are left out, and subfolders such as `scenarios/` are not entered), with their
 /// modification times for change detection.
 public struct ScriptDiscovery: Sendable {
     /// Files and folders to serve.
@@ -19,7 +20,7 @@ public struct ScriptDiscovery: Sendable {
             guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
             if isDirectory.boolValue {
                 let names = (try? manager.contentsOfDirectory(atPath: path)) ?? []
-                for name in names.sorted() where name.hasSuffix(".lua") && !name.hasPrefix(".") && !name.hasPrefix("_") {
+                for name in names.sorted() where Self.isScript(name) {
                     let file = (path as NSString).appendingPathComponent(name)
                     if let stamp = ScriptStamp(file: file) { result[file] = stamp }
                 }
@@ -28,6 +29,12 @@ public struct ScriptDiscovery: Sendable {
             }
         }
         return result
+    }
+
+    /// Whether a file found in a served folder is a script: `.lua`, not hidden, not a `_` helper,
+    /// not a `lookout test` scenario (`night.scenario.lua`).
+    public static func isScript(_ name: String) -> Bool {
+        name.hasSuffix(".lua") && !name.hasPrefix(".") && !name.hasPrefix("_") && !name.hasSuffix(".scenario.lua")
     }
 
     /// The paths that do not exist (for a clear message at start).

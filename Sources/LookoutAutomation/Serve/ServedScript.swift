@@ -129,7 +129,10 @@ actor ServedScript {
         let name = self.name
         let health = self.health
         let log = self.log
+        // The tasks whose last run failed: LAST ERROR stays until each has run without error again.
+        let failing = Locked<Set<String>>([])
         options.errors = { error in
+            failing.withLock { _ = $0.insert(error.task) }
             health.updateScript(name) { entry in
                 entry.errors += 1
                 entry.lastError = error.message
@@ -138,6 +141,16 @@ actor ServedScript {
             }
             log(error.description)
             if error.task.hasPrefix("main chunk") { watch.crash(reason: "error in the main chunk: \(error.message)") }
+        }
+        options.succeeded = { task in
+            let settled = failing.withLock { set -> Bool in
+                set.remove(task)
+                return set.isEmpty
+            }
+            health.updateScript(name) { entry in
+                entry.lastSuccess = Date()
+                if settled { entry.clearLastError() }
+            }
         }
         health.updateScript(name) { entry in
             entry.state = .starting
@@ -315,9 +328,14 @@ extension ServedScript {
             if entry.kind == "script" {
                 health.updateScript(name) { mine in
                     mine.errors = entry.errors
-                    mine.lastError = entry.lastError ?? mine.lastError
-                    mine.lastErrorAt = entry.lastErrorAt ?? mine.lastErrorAt
-                    mine.traceback = entry.traceback ?? mine.traceback
+                    // The worker's error, or none once it succeeded after the one kept here (a crash's).
+                    if entry.lastError != nil {
+                        mine.lastError = entry.lastError
+                        mine.lastErrorAt = entry.lastErrorAt
+                        mine.traceback = entry.traceback ?? mine.traceback
+                    } else if let ok = entry.lastSuccess, ok > (mine.lastErrorAt ?? .distantPast) {
+                        mine.clearLastError()
+                    }
                     mine.lastSuccess = entry.lastSuccess ?? mine.lastSuccess
                     mine.jobs = entry.jobs
                     mine.nextRun = entry.nextRun

@@ -1,5 +1,6 @@
 import Foundation
 import LookoutConfig
+import LookoutWire
 import Lua
 
 /// `chart`: a series (BG entries, any `{time, value}` list) as a terminal plot with the target
@@ -10,17 +11,35 @@ public struct ChartModule: LuaModule {
     /// Where `chart.save` writes (`<state>/reports`).
     let reportsDirectory: String
 
-    /// A module whose `chart.save` writes into `<state>/reports` under `paths`.
-    public init(paths: LookoutPaths) { reportsDirectory = paths.stateDirectory + "/reports" }
+    /// The unit the config's Nightscout profiles agree on (`units = "mmol"`): glucose entries
+    /// are drawn in it when the options name none.
+    let glucoseUnit: GlucoseText.Unit?
+
+    /// A module whose `chart.save` writes into `<state>/reports` under `paths`; glucose entries
+    /// are drawn in `glucoseUnit` (mg/dL when nil) unless the options say otherwise.
+    public init(paths: LookoutPaths, glucoseUnit: GlucoseText.Unit? = nil) {
+        reportsDirectory = paths.stateDirectory + "/reports"
+        self.glucoseUnit = glucoseUnit
+    }
+
+    /// A module for `config`: glucose entries in the unit its Nightscout profiles agree on.
+    public init(paths: LookoutPaths, config: HostConfig) {
+        self.init(paths: paths, glucoseUnit: NightscoutGlucoseText.DefaultUnit(config: config).unit)
+    }
+
+    /// Above this a glucose threshold is taken as mg/dL when a chart is drawn in mmol/L.
+    static let mgdlThreshold = 35.0
 
     static let plotKeys: Set<String> = ["width", "height", "low", "high", "min", "max", "title", "unit", "mmol", "color", "tz"]
     static let mgdlPerMmol = 18.0182
 
     public func push(into engine: LuaEngine, stack: LuaStack) throws {
         let directory = reportsDirectory
+        let glucoseUnit = self.glucoseUnit
         engine.pushLibrary([
             "plot": { call in
-                let (series, options, size) = try Self.arguments(call, defaultSize: (60, 12), sizeRange: (10...400, 2...200))
+                let (series, options, size) = try Self.arguments(call, defaultSize: (60, 12), sizeRange: (10...400, 2...200),
+                                                                 glucoseUnit: glucoseUnit)
                 var chart = TerminalChart(width: size.0, height: size.1)
                 chart.color = try call.options(2)["color"].map { v throws(LuaRaise) in
                     guard case .bool(let b) = v else { throw call.argumentError(2, "opts.color: expected a boolean") }
@@ -29,7 +48,8 @@ public struct ChartModule: LuaModule {
                 return call.returning(.text(chart.render(series, options: options)))
             },
             "svg": { call in
-                let (series, options, size) = try Self.arguments(call, defaultSize: (800, 300), sizeRange: (100...10_000, 60...10_000))
+                let (series, options, size) = try Self.arguments(call, defaultSize: (800, 300), sizeRange: (100...10_000, 60...10_000),
+                                                                 glucoseUnit: glucoseUnit)
                 return call.returning(.text(SVGChart(width: size.0, height: size.1).render(series, options: options)))
             },
             "save": { call in
@@ -62,7 +82,11 @@ public struct ChartModule: LuaModule {
     }
 
     /// The series (argument 1), the options (argument 2) and the size in cells or pixels.
-    static func arguments(_ call: LuaCall, defaultSize: (Int, Int), sizeRange: (ClosedRange<Int>, ClosedRange<Int>)) throws(LuaRaise)
+    /// Glucose entries (`sgv`, `mbg`) with neither `unit` nor `mmol` given are drawn in
+    /// `glucoseUnit` (mg/dL when nil) and labelled with it; in mmol/L, thresholds above
+    /// ``mgdlThreshold`` are read as mg/dL and converted.
+    static func arguments(_ call: LuaCall, defaultSize: (Int, Int), sizeRange: (ClosedRange<Int>, ClosedRange<Int>),
+                          glucoseUnit: GlucoseText.Unit? = nil) throws(LuaRaise)
         -> (ChartSeries, ChartOptions, (Int, Int))
     {
         let opts = try call.options(2)
@@ -91,7 +115,7 @@ public struct ChartModule: LuaModule {
             guard case .bool(let b) = v else { throw call.argumentError(2, "opts.mmol: expected a boolean") }
             mmol = b
         }
-        let series: ChartSeries
+        var series: ChartSeries
         let raw = try call.value(1, name: "series")
         do { series = try ChartSeries.read(raw, scale: mmol ? 1 / mgdlPerMmol : 1) } catch {
             throw call.argumentError(1, error.description)
@@ -101,11 +125,24 @@ public struct ChartModule: LuaModule {
         options.high = try number("high")
         options.minimum = try number("min")
         options.maximum = try number("max")
+        var glucoseLabel: String?
+        if series.isGlucose, opts["mmol"] == nil, opts["unit"] == nil {
+            let unit = glucoseUnit ?? .mgdl
+            glucoseLabel = unit.rawValue
+            if unit == .mmol {
+                do { series = try ChartSeries.read(raw, scale: 1 / mgdlPerMmol) } catch { throw call.argumentError(1, error.description) }
+                func converted(_ v: Double?) -> Double? { v.map { $0 > mgdlThreshold ? $0 / mgdlPerMmol : $0 } }
+                options.low = converted(options.low)
+                options.high = converted(options.high)
+                options.minimum = converted(options.minimum)
+                options.maximum = converted(options.maximum)
+            }
+        }
         if let lo = options.low, let hi = options.high, lo >= hi {
             throw call.argumentError(2, "opts.low must be below opts.high")
         }
         options.title = try text("title")
-        options.unit = try text("unit") ?? (mmol ? "mmol/L" : nil)
+        options.unit = try text("unit") ?? (mmol ? "mmol/L" : glucoseLabel)
         if let tz = try text("tz") {
             guard let zone = TimeZone(identifier: tz) else { throw call.argumentError(2, "opts.tz: unknown time zone '\(tz)'") }
             options.timeZone = zone

@@ -21,6 +21,8 @@ public struct ChartSeries: Sendable, Equatable {
     public var points: [Point]
     /// Whether `time` is epoch milliseconds (else a plain index).
     public var hasTimes: Bool
+    /// Whether every value came from a Nightscout glucose field (`sgv`, `mbg`): mg/dL.
+    public var isGlucose = false
 
     /// A series of points (sorted by time here).
     public init(points: [Point], hasTimes: Bool) {
@@ -39,6 +41,7 @@ public struct ChartSeries: Sendable, Equatable {
         }
         var points: [Point] = []
         var timed: Bool?
+        var glucose = !items.isEmpty
         for (i, item) in items.enumerated() {
             let at = "series[\(i + 1)]"
             var time: Double?
@@ -46,7 +49,9 @@ public struct ChartSeries: Sendable, Equatable {
             switch item {
             case .int, .double:
                 v = item.double
+                glucose = false
             case .array(let pair) where pair.count == 2:
+                glucose = false
                 time = pair[0].double
                 v = pair[1].double
                 guard time != nil, v != nil else { throw ChartError("\(at): expected {time, value} numbers") }
@@ -54,6 +59,7 @@ public struct ChartSeries: Sendable, Equatable {
                 time = (o["date"] ?? o["time"] ?? o["t"] ?? o["mills"])?.double
                 let raw = o["sgv"] ?? o["mbg"] ?? o["value"] ?? o["v"]
                 if raw == nil || raw == .null { continue }
+                if o["sgv"] == nil && o["mbg"] == nil { glucose = false }
                 v = raw?.double
                 guard v != nil else { throw ChartError("\(at): the value is not a number") }
             default:
@@ -72,7 +78,9 @@ public struct ChartSeries: Sendable, Equatable {
             points.append(Point(time: time ?? Double(points.count), value: value * scale))
         }
         points.sort { $0.time < $1.time }
-        return ChartSeries(points: points, hasTimes: timed ?? false)
+        var series = ChartSeries(points: points, hasTimes: timed ?? false)
+        series.isGlucose = glucose && !points.isEmpty
+        return series
     }
 
     /// The time step above which the line is broken, so a sensor gap shows as a gap: three times

@@ -46,14 +46,16 @@ public struct TerminalChart: Sendable {
             previous = p
         }
 
-        let labelWidth = max(ChartScale.valueLabel(scale.v1).count, ChartScale.valueLabel(scale.v0).count)
+        let edges = [options.low, options.high].compactMap { $0 }.filter { $0 >= scale.v0 && $0 <= scale.v1 }
+        let labelWidth = ([scale.v1, scale.v0] + edges).map { ChartScale.valueLabel($0).count }.max() ?? 1
         for row in 0..<height {
             let top = scale.v1 - (scale.v1 - scale.v0) * Double(row) / Double(height)
             let bottom = scale.v1 - (scale.v1 - scale.v0) * Double(row + 1) / Double(height)
             var label = ""
             if row == 0 { label = ChartScale.valueLabel(scale.v1) }
             if row == height - 1 { label = ChartScale.valueLabel(scale.v0) }
-            for edge in [options.low, options.high].compactMap({ $0 }) where edge <= top && edge > bottom && label.isEmpty {
+            // A threshold's row is labelled with the threshold (70), not the axis end it shares a row with (64).
+            for edge in edges where edge <= top && (edge > bottom || (row == height - 1 && edge >= bottom)) {
                 label = ChartScale.valueLabel(edge)
             }
             var line = String(repeating: " ", count: labelWidth - label.count) + label + " ┤"

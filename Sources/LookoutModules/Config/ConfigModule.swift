@@ -25,7 +25,7 @@ public struct ConfigModule: LuaModule {
             },
             "settings": { call in
                 let defaults = try call.options(1, name: "defaults")
-                return call.returning(.object(try Self.settings(defaults, config: config, script: call.engine.options.name, call: call)))
+                return call.returning(.object(try Self.settings(defaults, config: config, script: call.engine.options.name)))
             },
         ], prefix: "config.", on: stack)
         stack.push(config.filePath ?? config.fileName)
@@ -44,10 +44,11 @@ public struct ConfigModule: LuaModule {
 
 extension ConfigModule {
     /// `defaults` overlaid with `[scripts."NAME".settings]`: every configured key must be one of
-    /// the defaults' keys and of the same kind (number, string, boolean, list or table).
+    /// the defaults' keys and of the same kind (number, string, boolean, list or table). The
+    /// check `config.settings` makes when the script runs, and `lookout doctor` before.
     /// A script bound to a profile (`[serve.bind]`, its name `script.lua@profile`) gets that
     /// profile as its `site` or `boat` setting, whatever the config says.
-    static func settings(_ defaults: [String: LuaValue], config: HostConfig, script name: String, call: LuaCall) throws(LuaRaise)
+    public static func settings(_ defaults: [String: LuaValue], config: HostConfig, script name: String) throws(LuaRaise)
         -> [String: LuaValue]
     {
         let (script, binding) = binding(of: name, config: config)
@@ -75,7 +76,8 @@ extension ConfigModule {
             let value = LuaValue(toml: item.value)
             let at = "\(config.fileName): \(base).\(item.key)"
             guard let fallback = defaults[item.key] else {
-                throw LuaRaise("\(at): unknown setting (this script knows: \(defaults.keys.sorted().joined(separator: ", ")))")
+                let guess = ConfigWording.suggestion(for: item.key, among: defaults.keys.sorted()).map { "did you mean \($0)? " } ?? ""
+                throw LuaRaise("\(at): unknown setting (\(guess)this script knows: \(defaults.keys.sorted().joined(separator: ", ")))")
             }
             guard kind(of: value) == kind(of: fallback) else {
                 throw LuaRaise("\(at): expected a \(kind(of: fallback)), got a \(kind(of: value))")

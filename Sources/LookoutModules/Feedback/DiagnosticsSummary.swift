@@ -7,7 +7,8 @@ import NorthlightKit
 /// The redacted diagnostics `lookout bug` offers to attach: Lookout's version, the OS, the
 /// config's profile NAMES per service (no URLs, keys or settings), the outbox depth and the last
 /// outbox errors. Everything passes `redact`, which removes the given secrets and any URL
-/// credentials, so a secret that slipped into an error text is not sent.
+/// credentials, so a secret that slipped into an error text is not sent, and then loses every
+/// URL and profile host (an outbox error names the server it could not reach).
 public struct DiagnosticsSummary: Sendable, Equatable {
     /// The lines of the summary.
     public var lines: [String]
@@ -40,7 +41,23 @@ public struct DiagnosticsSummary: Sendable, Equatable {
         } else {
             lines.append("outbox: unavailable")
         }
-        return DiagnosticsSummary(lines: lines.map { redact($0, secrets: secrets) })
+        // The promise is "no URLs": every URL goes, and so does each profile's host where an error names it bare.
+        let hosts = HostConfig.knownServices.flatMap { service in
+            config.profiles(service: service).compactMap { name in
+                (try? config.profile(service: service, name: name)?.string("url")).flatMap { $0 }.flatMap { URL(string: $0)?.host }
+            }
+        }
+        return DiagnosticsSummary(lines: lines.map { withoutURLs(redact($0, secrets: secrets), hosts: hosts) })
+    }
+
+    /// `text` with every URL replaced by `<url>` and each of `hosts` by `<host>`.
+    public static func withoutURLs(_ text: String, hosts: [String]) -> String {
+        var out = text
+        if let urls = try? NSRegularExpression(pattern: #"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'"<>]*[^\s'"<>:.,;)]"#) {
+            out = urls.stringByReplacingMatches(in: out, range: NSRange(out.startIndex..., in: out), withTemplate: "<url>")
+        }
+        for host in Set(hosts) where host.count >= 3 { out = out.replacingOccurrences(of: host, with: "<host>") }
+        return out
     }
 
     /// `text` without any of `secrets` (4 characters or longer) and without `user:password@` in URLs.

@@ -59,7 +59,7 @@ public struct FeedbackModule: LuaModule {
                 let name = try call.optionalString(1)
                 do {
                     let connection = try NorthlightConnection.profile(name, config: config, appVersion: appVersion, environment: environment)
-                    Task.detached { if let store = try? openStore() { try? await NorthlightSubmissions.resumeQueued(connection: connection, store: store) } }
+                    Self.sendQueued(connection: connection, openStore: openStore, engine: call.engine)
                     call.push(object: FeedbackClient(connection: connection, openStore: openStore, policy: policy,
                                                      quota: config.limits.outboxQuota), type: FeedbackClient.type)
                     return .values(1)
@@ -69,5 +69,49 @@ public struct FeedbackModule: LuaModule {
             },
             "severities": { call in call.returning(LuaValue.array(NorthlightSeverity.allCases.map { LuaValue.text($0.rawValue) })) },
         ], prefix: "feedback.", on: stack)
+    }
+}
+
+extension FeedbackModule {
+    /// How long a script that ends at once still waits for the submissions an earlier run queued.
+    static let queuedBound = 10.0
+
+    /// Sends what earlier runs left queued for `connection`'s profile; the script's run waits for
+    /// it (at most ``queuedBound`` seconds), so a script that opens the profile and ends at once
+    /// still sends them, and what is left is said on standard error (with the way to send it).
+    static func sendQueued(connection: NorthlightConnection, openStore: @escaping @Sendable () throws -> any StateBackend,
+                           engine: LuaEngine) {
+        let report = Locked<Outbox.DrainReport?>(nil)
+        let release = engine.holdTime()  // virtual time waits for the sending too
+        Task.detached {
+            var drained = Outbox.DrainReport()
+            if let store = try? openStore(), let done = try? await NorthlightSubmissions.flush(connection: connection, store: store,
+                                                                                                            ignoringBackoff: true) {
+                drained = done
+            }
+            report.withLock { $0 = drained }
+            release()
+        }
+        // A host timer keeps the run open until the sending is done; it looks every 50 ms.
+        let step = 0.05
+        var left = Int(queuedBound / step)
+        let profile = "northlight.\(connection.profile)"
+        func look(_ engine: LuaEngine) {
+            if let done = report.withLock({ $0 }) {
+                if done.retrying > 0 {
+                    engine.options.warnings("feedback: \(done.retrying) queued submission(s) of \(profile) not sent yet (the server "
+                                            + "cannot be reached or is busy); the next run that opens the profile, or `lookout outbox retry`, sends them")
+                }
+                return
+            }
+            left -= 1
+            guard left > 0 else {
+                engine.options.warnings("feedback: queued submissions of \(profile) are still being sent after \(Int(queuedBound)) s; "
+                                        + "what is not sent when the script ends is sent by the next run that opens the profile")
+                return
+            }
+            _ = engine.after(seconds: step, look)
+        }
+        _ = engine.after(seconds: step, look)
     }
 }

@@ -58,17 +58,13 @@ public enum NorthlightSubmissions {
         }
     }
 
-    /// Opens the outbox of `connection` so items an earlier run left pending are sent.
-    public static func resumeQueued(connection: NorthlightConnection, store: any StateBackend) async throws {
-        let client = try await connection.client()
-        _ = Self.outbox(queue: connection.queue, client: client, store: store, policy: RetryPolicy())
-    }
-
-    /// Sends every pending item of `connection`'s queue now (the CLI, before it exits).
-    public static func flush(connection: NorthlightConnection, store: any StateBackend) async throws -> Outbox.DrainReport {
+    /// Sends every pending item of `connection`'s queue now (the CLI, before it exits); with
+    /// `ignoringBackoff`, also those whose next try is not due yet (a new run of a script).
+    public static func flush(connection: NorthlightConnection, store: any StateBackend,
+                             ignoringBackoff: Bool = false) async throws -> Outbox.DrainReport {
         let client = try await connection.client()
         let (queue, _) = Self.outbox(queue: connection.queue, client: client, store: store, policy: RetryPolicy())
-        return await queue.drain()
+        return await queue.drain(ignoringBackoff: ignoringBackoff)
     }
 
     /// An outbox able to send `queue`'s items, from the profile in `config` (for

@@ -118,6 +118,13 @@ public final class HealthRegistry: Sendable {
             jobs = []
         }
 
+        /// Forgets the last error once the script runs without error again (the count stays in `errors`).
+        public mutating func clearLastError() {
+            lastError = nil
+            lastErrorAt = nil
+            traceback = nil
+        }
+
         enum CodingKeys: String, CodingKey {
             case name, kind, script, state, connected, restarts, errors, jobs, detail, traceback
             case lastSuccess = "last_success", lastError = "last_error", lastErrorAt = "last_error_at"

@@ -28,6 +28,8 @@ public struct LookoutLogHandler: LogHandler {
         let c = Calendar.current.dateComponents([.hour, .minute, .second], from: clock())
         let time = String(format: "%02d:%02d:%02d", c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
         let level = event.level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
-        FileHandle.standardError.write(Data("\(time) \(level) \(who): \(event.message)\n".utf8))
+        // The rest of the metadata (a Garmin retry's path and status) follows the message.
+        let details = all.filter { $0.key != "script" }.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+        FileHandle.standardError.write(Data("\(time) \(level) \(who): \(event.message)\(details)\n".utf8))
     }
 }

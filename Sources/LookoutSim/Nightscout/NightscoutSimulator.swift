@@ -221,6 +221,12 @@ public final class NightscoutSimulator: Sendable {
         await auth.addSubject(NightscoutSubject(name: name, roles: roles))
     }
 
+    /// Adds (or replaces, by name) a subject with its own `id`, so its token is the same as when
+    /// it was added before with that id (`lookout sim nightscout --state`); returns the token.
+    public func addSubject(_ subject: NightscoutSubject) async -> String {
+        await auth.addSubject(subject)
+    }
+
     /// The access token of a subject given in the options or added later.
     public func accessToken(forSubject name: String) async -> String? {
         await auth.accessToken(named: name)

@@ -12,8 +12,33 @@ repl.options.tostring = function(v)
   return ok and text or ("<" .. type(v) .. ": __tostring failed>")
 end
 -- Glucose in entries as people read it: `sgv = 132 --[[ 132 mg/dL (7.3 mmol/L) → ]]`, in the
--- configured unit, by the nightscout module's one formatter (when the module is there).
+-- configured unit, by the nightscout module's one formatter (when the module is there); a
+-- reading's `age` and `delta` with their units (`--[[ 42 s ago ]]`, `--[[ -3.2 mg/dL per 5 min ]]`);
+-- a Signal K leaf's `value` in knots, degrees, °C… from its `meta.units`.
+-- A Signal K value in the unit people read, from its path's meta (SI units on the wire).
+local signalk_units = {
+  ["m/s"] = function(v) return string.format("%.1f kn", v * 3600 / 1852) end,
+  rad = function(v) return string.format("%.1f°", math.deg(v)) end,
+  ["rad/s"] = function(v) return string.format("%.1f°/min", math.deg(v) * 60) end,
+  K = function(v) return string.format("%.1f °C", v - 273.15) end,
+  Pa = function(v) return string.format("%.1f hPa", v / 100) end,
+  m = function(v) return string.format("%.1f m", v) end,
+  ratio = function(v) return string.format("%.0f %%", v * 100) end,
+}
 repl.options.annotate = function(t, k, v)
+  if k == "value" and math.type(v) ~= nil then
+    local meta = rawget(t, "meta")
+    local units = type(meta) == "table" and rawget(meta, "units")
+    local show = type(units) == "string" and signalk_units[units]
+    if show then return show(v) .. " (" .. units .. ")" end
+  end
+  if math.type(v) ~= nil and rawget(t, "sgv") ~= nil then
+    if k == "age" then
+      return v < 120 and string.format("%d s ago", math.floor(v + 0.5)) or string.format("%d min ago", math.floor(v / 60 + 0.5))
+    elseif k == "delta" then
+      return string.format("%+.1f mg/dL per 5 min", v)
+    end
+  end
   if k ~= "sgv" or math.type(v) == nil then return nil end
   local ns = package.loaded.nightscout
   local format = type(ns) == "table" and rawget(ns, "format_bg")

@@ -163,6 +163,12 @@ int shim_tostring(lua_State *L, int idx);
 /// Protected error text for a failed coroutine: pushes onto L the message of the error object on
 /// top of co with a traceback of co appended. Never raises.
 void shim_errortext(lua_State *L, lua_State *co);
+
+/// After "attempt to call a nil value (method 'x')" in the dead coroutine `co`: pushes on `L` the
+/// metatable of the object the method was looked up on (the value right after the nil callee
+/// among the failing function's temporaries) and returns 1; pushes nothing and returns 0 when
+/// there is none.
+int shim_nilmethod_metatable(lua_State *L, lua_State *co);
 /// Protected call with a traceback message handler. Returns a Lua status; error text on top.
 int shim_pcall_traceback(lua_State *L, int nargs, int nresults);
 /// Resets a dead or suspended thread, running its pending to-be-closed variables.

@@ -56,6 +56,7 @@ final class DemoScripts: Sendable {
             var options = LuaOptions()
             options.name = name
             options.scriptDirectory = folder
+            options.suggest = { ConfigWording.suggestion(for: $0, among: $1) }  // "did you mean" for a mistyped method
             options.clock = LuaClock { clock.now() }  // story time: "for 15 min", not "for 3s"
             options.output = { log.add("\(name): \($0)") }
             options.errors = { error in log.add("error \(name): \(error.message)") }

@@ -4,6 +4,7 @@ import LookoutWire
 import LookoutAutomation
 import LookoutConfig
 import LookoutModules
+import ReadyScripts
 
 /// `lookout doctor`: checks the configuration, the state database, the outbox and every profile's
 /// server, and writes a redacted support bundle on request.
@@ -14,7 +15,9 @@ struct DoctorCommand: AsyncParsableCommand {
         discussion: """
             Each profile's server is reached with its credentials: Nightscout sites report their
             version and the age of the newest CGM entry (a warning after 15 minutes), Signal K
-            servers their identity and whether the token is accepted. Exit status: 0 when nothing
+            servers their identity and whether the token is accepted. Each [notify.NAME] channel is
+            checked as sending would check it (nothing is sent), and each [scripts."NAME".settings]
+            against the settings the script declares. Exit status: 0 when nothing
             failed (warnings allowed), 1 when a check failed, 2 for a usage error.
             """)
 
@@ -40,6 +43,10 @@ struct DoctorCommand: AsyncParsableCommand {
             return config
         }
         var doctor = Doctor(paths: paths, config: config, environment: environment)
+        // A ready script's settings are checked against the copy in the binary when no file is found.
+        doctor.scriptSource = { file, config in
+            Doctor.sourceInServeFolders(file, config: config) ?? ReadyScripts.all[file].map { String(decoding: $0, as: UTF8.self) }
+        }
         doctor.timeout = timeout
         let width = 16
         let terminal = isatty(1) == 1 && !json

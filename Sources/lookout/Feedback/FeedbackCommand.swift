@@ -23,9 +23,11 @@ struct FeedbackCommand: AsyncParsableCommand {
     @Option(help: "Category, e.g. UI/UX.") var category: String?
     @Option(help: "Your e-mail (optional).") var email: String?
     @Flag(name: .customLong("no-input"), help: "Never ask; missing required fields are an error.") var noInput = false
+    @Flag(name: .shortAndLong, help: "Show each HTTP exchange (method, URL without secrets, status, time) on standard error.")
+    var verbose = false
 
     func run() async throws {
-        let sender = try FeedbackSender(profile: profile)
+        let sender = try FeedbackSender(profile: profile, verbose: verbose)
         let form = FeedbackForm()
         let ask = !noInput && (title == nil || description == nil)
         let title = FeedbackSender.value(self.title, ask: ask) { form.line("Title") } ?? ""
@@ -59,6 +61,8 @@ struct BugCommand: AsyncParsableCommand {
     @Option(help: "Your e-mail (optional).") var email: String?
     @Flag(inversion: .prefixedNo, help: "Attach the diagnostics summary (asked when not given).") var diagnostics: Bool?
     @Flag(name: .customLong("no-input"), help: "Never ask; missing required fields are an error.") var noInput = false
+    @Flag(name: .shortAndLong, help: "Show each HTTP exchange (method, URL without secrets, status, time) on standard error.")
+    var verbose = false
 
     func validate() throws {
         if let severity, NorthlightSeverity(rawValue: severity.lowercased()) == nil {
@@ -67,7 +71,7 @@ struct BugCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let sender = try FeedbackSender(profile: profile)
+        let sender = try FeedbackSender(profile: profile, verbose: verbose)
         let form = FeedbackForm()
         let ask = !noInput && (title == nil || description == nil)
         let title = FeedbackSender.value(self.title, ask: ask) { form.line("Title") } ?? ""

@@ -10,9 +10,10 @@ struct FeedbackSender {
     let environment: HostEnvironment
     let connection: NorthlightConnection
 
-    /// The profile `name` (or the default one).
-    init(profile name: String?) throws {
+    /// The profile `name` (or the default one); `verbose` logs each HTTP exchange on standard error.
+    init(profile name: String?, verbose: Bool = false) throws {
         environment = try HostEnvironment.load()
+        _ = environment.bootstrapLogging(verbose: verbose)
         do {
             connection = try NorthlightConnection.profile(name, config: environment.config, appVersion: LookoutVersion.current)
         } catch {

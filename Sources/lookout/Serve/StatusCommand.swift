@@ -12,7 +12,8 @@ struct StatusCommand: AsyncParsableCommand {
         abstract: "Show how the scripts of a running `lookout serve` are doing.",
         discussion: """
             Reads <state>/serve-status.json, which serve rewrites every 2 s, and asks the status
-            endpoint it names (GET http://127.0.0.1:PORT/status) for fresh data. Exit status 0 when
+            endpoint it names (GET http://127.0.0.1:PORT/status) for fresh data. The alerts of the
+            state database follow, each with its state and why. Exit status 0 when
             every script runs, 1 when one has crashed or a component fails, 3 when serve is not running.
             """)
 
@@ -61,6 +62,11 @@ struct StatusCommand: AsyncParsableCommand {
             print(String(decoding: data, as: UTF8.self))
         } else {
             print(StatusTable.render(document, now: Date()), terminator: "")
+            // The alerts the scripts keep in the local state database (not that of another machine's --url).
+            if url == nil, let alerts = try? await AlertAcks(paths: environment.paths).list(), !alerts.isEmpty {
+                let now = StoryClock.load(environment.paths)?.now() ?? Date()
+                print(StatusTable.alerts(alerts, now: now))
+            }
         }
         let bad = document.entries.contains { $0.state == .crashed || $0.state == .failing || $0.state == .quarantined }
         if bad { throw ExitCode(1) }
@@ -162,6 +168,14 @@ enum StatusTable {
         }
         if document.entries.isEmpty { lines.append("(no scripts)") }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The alerts and why each is in its state, after a blank line.
+    static func alerts(_ alerts: [AlertStatus], now: Date) -> String {
+        let rows = alerts.map { a in
+            [a.id, a.state + (a.ackedBy.map { " (by \($0))" } ?? ""), relative(a.since, now), relative(a.updatedAt, now), a.script, a.why ?? ""]
+        }
+        return "\n" + TextTable.render(["ALERT", "STATE", "SINCE", "CHECKED", "SCRIPT", "WHY"], rows)
     }
 
     /// `in 4m`, `12s ago`.

@@ -20,9 +20,11 @@ struct NightscoutSimCommand: AsyncParsableCommand {
         commandName: "nightscout",
         abstract: "A Nightscout server on 127.0.0.1 (API v1, v2 auth and Loop notifications, v3).",
         discussion: """
-            Prints its URL and an access token for each --token, then serves until Ctrl-C. The API \
-            secret is the simulator's own test secret unless --api-secret-env names a variable \
-            holding another one (at least 12 characters, as Nightscout requires).
+            Prints its URL, an access token for each --token and a config profile to paste, then \
+            serves until Ctrl-C. The API secret is the simulator's own test secret unless \
+            --api-secret-env names a variable holding another one (at least 12 characters, as \
+            Nightscout requires). With --state DIR the data (DIR/nightscout.sqlite), the port and \
+            the tokens (written 0600 to DIR/NAME.token) are kept, so a restart keeps the profile.
             """)
 
     @Option(help: "Port to listen on (0 = any free port).")
@@ -52,6 +54,9 @@ struct NightscoutSimCommand: AsyncParsableCommand {
     @Option(help: "Create an access token: NAME:ROLE[,ROLE…], e.g. reader:readable or uploader:admin (repeatable).")
     var token: [String] = []
 
+    @Option(help: "Keep the data, port and tokens in this folder: a restart with the same --state has the same URL and tokens.")
+    var state: String?
+
     @Flag(name: .customLong("no-remote-commands"),
           help: "Serve no /api/v2/remotecommands (Loop Remote 2.0), like every released Nightscout.")
     var noRemoteCommands = false
@@ -78,6 +83,9 @@ struct NightscoutSimCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let kept = try state.map { try SimState(folder: $0) }
+        let sqlite = self.sqlite ?? kept.map { $0.folder + "/nightscout.sqlite" }
+        let port = self.port != 0 ? self.port : kept?.port ?? 0
         var options = NightscoutSimulator.Options(port: port, persistence: sqlite.map { .sqlite(path: $0) } ?? .memory)
         options.authFailDelay = .milliseconds(5000)
         options.loop.remoteCommands = !noRemoteCommands
@@ -100,12 +108,25 @@ struct NightscoutSimCommand: AsyncParsableCommand {
             await simulator.fill(days: fill, seed: seed, scenarios: scenarios)
             say("filled with \(fill) days of generated data" + (scenarios.isEmpty ? "" : " (\(scenario.joined(separator: ", ")))"))
         }
+        var subjects = kept?.subjects ?? [:]
         for spec in token {
             let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
-            let roles = parts[1].split(separator: ",").map(String.init)
-            let accessToken = await simulator.addSubject(name: parts[0], roles: roles)
-            say("token \(parts[0]) (\(roles.joined(separator: ", "))): \(accessToken)")
+            subjects[parts[0]] = SimState.Subject(id: subjects[parts[0]]?.id ?? NightscoutSubject(name: parts[0], roles: []).id,
+                                                  roles: parts[1].split(separator: ",").map(String.init))
         }
+        var tokenFiles: [String: String] = [:]
+        for (name, subject) in subjects.sorted(by: { $0.key < $1.key }) {
+            let accessToken = await simulator.addSubject(NightscoutSubject(name: name, roles: subject.roles, id: subject.id))
+            if let kept {
+                tokenFiles[name] = try kept.writeToken(accessToken, name: name)
+                say("token \(name) (\(subject.roles.joined(separator: ", "))): in \(tokenFiles[name]!)")
+            } else {
+                say("token \(name) (\(subject.roles.joined(separator: ", "))): \(accessToken)")
+            }
+        }
+        try kept?.save(port: url.port ?? port, subjects: subjects)
+        let first = token.first.map { String($0.split(separator: ":")[0]) } ?? subjects.keys.sorted().first
+        say(Self.profile(url: url, token: first, file: first.flatMap { tokenFiles[$0] }))
         var live: Task<Void, Never>?
         if fill != nil, !noLive {
             let interval = 300 / speed
@@ -122,6 +143,18 @@ struct NightscoutSimCommand: AsyncParsableCommand {
         await SimServing.untilInterrupted()
         live?.cancel()
         await simulator.stop()
+    }
+
+    /// The `[nightscout.sim]` profile to paste into config.toml: the URL and the first token's
+    /// file (with --state) or a variable to export (the token of a simulator, never of a real site).
+    static func profile(url: URL, token name: String?, file: String?) -> String {
+        var lines = ["", "config profile (paste into config.toml):", "[nightscout.sim]", "url = \"\(url.absoluteString)\""]
+        if let file {
+            lines.append("token_file = \"\(file)\"")
+        } else if let name {
+            lines.append("token_env = \"NS_SIM_TOKEN\"   # export NS_SIM_TOKEN=<the token of \(name) above>")
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// "5 minutes", "1 minute", "5 seconds", "0.5 seconds".

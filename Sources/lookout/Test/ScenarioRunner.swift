@@ -78,6 +78,7 @@ struct ScenarioRunner {
         var options = LuaOptions()
         options.name = name
         options.clock = .virtual(virtual)
+        options.suggest = { ConfigWording.suggestion(for: $0, among: $1) }  // "did you mean" for a mistyped method
         options.timeLimit = timeLimit
         options.scriptDirectory = (scriptPath as NSString).deletingLastPathComponent
         options.arguments = [scriptPath]
