@@ -1,0 +1,145 @@
+import Foundation
+import LookoutConfig
+import LookoutModules
+import LookoutStore
+import NightscoutKit
+
+/// Everything the web view shows at one moment, read-only: scripts and components (the health
+/// registry), alerts, the remote-command audit and the outbox (the state store, through
+/// `StateBackend` only) and each Nightscout profile's recent readings. It holds no secret: only
+/// profile names, values and the texts the store and health already show in `lookout status`.
+public struct WebSnapshot: Sendable {
+    /// One alert with what its record adds: escalation step and the reading it judged.
+    public struct Alert: Sendable {
+        /// The stored status.
+        public var status: AlertStatus
+        /// The escalation step reached (0: the first notification).
+        public var level: Int?
+        /// The last reading the alert judged.
+        public var value: Double?
+        /// When that reading was taken.
+        public var valueTime: Date?
+    }
+
+    /// One glucose reading.
+    public struct Reading: Sendable, Equatable {
+        /// When it was taken.
+        public var time: Date
+        /// mg/dL.
+        public var mgdl: Double
+        /// The trend arrow's wire text (`Flat`, `SingleDown`…).
+        public var direction: String?
+    }
+
+    /// One Nightscout profile's chart.
+    public struct Glucose: Sendable {
+        /// The profile's name (`[nightscout.NAME]`).
+        public var profile: String
+        /// Whether values show in mmol/L (`units = "mmol"` in the profile).
+        public var mmol: Bool
+        /// Target range, mg/dL.
+        public var targetLow: Double, targetHigh: Double
+        /// The urgent-low line, mg/dL.
+        public var urgentLow: Double
+        /// Readings in the window, oldest first.
+        public var readings: [Reading]
+        /// Why there are none, when the site could not be read.
+        public var problem: String?
+    }
+
+    /// When it was taken (the scripts' clock).
+    public var now: Date
+    /// The chart's window in hours.
+    public var hours: Int
+    /// Scripts and components.
+    public var health: [HealthRegistry.Entry]
+    /// Alerts, by id.
+    public var alerts: [Alert]
+    /// The newest remote-command audit rows, newest first.
+    public var audit: [AuditRecordRow]
+    /// Pending and failed outbox items, newest first.
+    public var outbox: [OutboxItem]
+    /// Per Nightscout profile.
+    public var glucose: [Glucose]
+    /// What could not be read from the store, if anything.
+    public var storeProblem: String?
+}
+
+/// Takes `WebSnapshot`s for the web view.
+public struct WebSnapshotSource: Sendable {
+    let health: HealthRegistry
+    let paths: LookoutPaths
+    let config: HostConfig
+    let environment: [String: String]
+
+    /// The chart windows a page may ask for, in hours.
+    public static let windows = [3, 6, 12, 24]
+
+    /// A source over `health` and the state and config at `paths`.
+    public init(health: HealthRegistry, paths: LookoutPaths, config: HostConfig,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.health = health
+        self.paths = paths
+        self.config = config
+        self.environment = environment
+    }
+
+    /// The snapshot now, with a chart of the last `hours`.
+    public func take(hours: Int = 6) async -> WebSnapshot {
+        let now = StoryClock.load(paths)?.now() ?? Date()
+        var snapshot = WebSnapshot(now: now, hours: hours, health: health.snapshot(), alerts: [], audit: [], outbox: [],
+                                   glucose: [])
+        do {
+            let store = try StateBackends.shared(paths: paths)
+            for status in try await store.alertStatuses().sorted(by: { $0.id < $1.id }) {
+                var alert = WebSnapshot.Alert(status: status)
+                if let record = try? await store.alertRecord(id: status.id),
+                   let object = try? JSONSerialization.jsonObject(with: Data(record.data.utf8)) as? [String: Any] {
+                    alert.level = (object["level"] as? NSNumber)?.intValue
+                    alert.value = (object["value"] as? NSNumber)?.doubleValue
+                    alert.valueTime = (object["time"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue / 1000) }
+                }
+                snapshot.alerts.append(alert)
+            }
+            snapshot.audit = (try await store.auditLog(site: nil, limit: 30)).reversed()
+            snapshot.outbox = (try await store.items(site: nil, states: [.pending, .failed], limit: 30)).reversed()
+        } catch {
+            snapshot.storeProblem = "the state database cannot be read: \(error)"
+        }
+        for name in config.profiles(service: "nightscout") {
+            snapshot.glucose.append(await glucose(profile: name, hours: hours, now: now))
+        }
+        return snapshot
+    }
+
+    /// The readings of one profile (sgv entries of the window, at most 24 h × 12 + 12).
+    func glucose(profile name: String, hours: Int, now: Date) async -> WebSnapshot.Glucose {
+        let settings = config.profile(service: "nightscout", name: name)
+        let units = ((try? settings?.string("units")) ?? nil)?.lowercased() ?? "mg/dl"
+        func number(_ key: String, _ fallback: Double) -> Double {
+            guard let text = (try? settings?.string(key)) ?? nil, let value = Double(text) else {
+                if let integer = (try? settings?.integer(key)) ?? nil { return Double(integer) }
+                return fallback
+            }
+            return value
+        }
+        var glucose = WebSnapshot.Glucose(profile: name, mmol: units.hasPrefix("mmol"), targetLow: number("target_low", 70),
+                                          targetHigh: number("target_high", 180), urgentLow: number("urgent_low", 54),
+                                          readings: [])
+        do {
+            let connection = try NightscoutConnection.profile(name, config: config, environment: environment)
+            let client = NightscoutClient(configuration: connection.configuration, timeout: 10)
+            let from = now.addingTimeInterval(-Double(hours) * 3600)
+            let entries = try await client.entries(try .entries(type: .sgv, from: from, through: now.addingTimeInterval(600),
+                                                                count: hours * 12 + 12))
+            glucose.readings = entries.compactMap { entry in
+                guard let sgv = entry.sgv, let time = entry.common.date?.date else { return nil }
+                return WebSnapshot.Reading(time: time, mgdl: sgv, direction: entry.direction?.rawValue)
+            }.sorted { $0.time < $1.time }
+        } catch {
+            // Never the error's text: it may name the site with its credentials.
+            glucose.problem = "cannot read this profile's entries (`lookout doctor` says why)"
+        }
+        return glucose
+    }
+}
