@@ -73,6 +73,10 @@ final class WebViewBrowserTests: CLITestCase, @unchecked Sendable {
             requests.filter { $0.body.contains(urgent) }.count >= 2
         })
 
+        let ackBody = try XCTUnwrap(hook.requests(containing: urgent).first { $0.body.contains("ack_url") }?.body)
+        let ackJSON = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(ackBody.utf8)) as? [String: Any])
+        let ackLink = try XCTUnwrap(ackJSON["ack_url"] as? String)
+
         let login = try lookout(["web", "login"])
         assertExit(login, 0)
         let link = login.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -87,11 +91,12 @@ final class WebViewBrowserTests: CLITestCase, @unchecked Sendable {
             "WEB_BASE": "http://127.0.0.1:\(port)", "WEB_LOGIN_URL": link, "WEB_ARTIFACTS": Self.artifacts.path,
             "WEB_EXPECTED_MGDL": "[" + values.map { String(Int($0)) }.joined(separator: ",") + "]",
             "WEB_NS_URL": nsURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")), "WEB_NS_TOKEN": token,
-            "WEB_CHROMIUM": chromium,
+            "WEB_CHROMIUM": chromium, "WEB_ACK_LINK": ackLink,
         ], timeout: 240, threadName: "web view browser")
         let findings = String(decoding: result.stdout, as: UTF8.self)
         XCTAssertTrue(result.succeeded, "browser checks failed: \(result.summary)\nfindings: \(findings)\nserve:\n\(serve.output())")
         print("web view findings: \(findings)")
+        guard result.succeeded else { return }
 
         // Acknowledged from the page: the repeats stop (three repeat periods without one).
         let acked = hook.requests(containing: urgent).count

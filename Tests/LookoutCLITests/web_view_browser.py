@@ -20,6 +20,7 @@ EXPECTED = json.loads(os.environ["WEB_EXPECTED_MGDL"])  # the chart's values, ol
 NS_URL = os.environ["WEB_NS_URL"]                  # the simulator, for one more reading
 NS_TOKEN = os.environ["WEB_NS_TOKEN"]
 CHROMIUM = os.environ.get("WEB_CHROMIUM", "/usr/bin/chromium")
+ACK_LINK = os.environ["WEB_ACK_LINK"]              # urgent-low's ack link from the recorded notification
 
 failures = []
 findings = {}
@@ -133,6 +134,19 @@ def main():
             headers: {'Content-Type': 'application/x-www-form-urlencoded'}, body: 'csrf=x&by=stranger'})).status""")
         findings["stranger_post_status"] = status
         check(status == 401, f"a post without a session answered {status}")
+
+        # A notification's ack link without a session: its own alert's page only; moved to another
+        # alert, its button acknowledges nothing.
+        link_page = stranger.new_page()
+        link_page.goto(ACK_LINK)
+        check("Acknowledge urgent-low" in link_page.content(), "the ack link's page names its alert")
+        check("data-alert" not in link_page.content(), "the ack link's page shows other alerts")
+        moved = ACK_LINK.replace("/ack/urgent-low?", "/ack/low?")
+        link_page.goto(moved)
+        with link_page.expect_response(lambda r: r.request.method == "POST") as moved_answer:
+            link_page.click("button")
+        findings["moved_link_status"] = moved_answer.value.status
+        check(moved_answer.value.status == 403, f"urgent-low's link acknowledged 'low': {moved_answer.value.status}")
         stranger.close()
 
         # Still firing after both attempts.
@@ -162,6 +176,7 @@ def main():
         overflow = small.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         check(overflow <= 0, f"the phone page scrolls sideways by {overflow} px")
         small.screenshot(path=os.path.join(ARTIFACTS, "phone-acked.png"), full_page=True)
+        small.screenshot(path=os.path.join(ARTIFACTS, "phone-top.png"))
         phone.close()
 
         check(console_errors == [], f"console errors: {console_errors}")

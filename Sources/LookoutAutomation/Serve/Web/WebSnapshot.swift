@@ -91,7 +91,8 @@ public struct WebSnapshotSource: Sendable {
                                    glucose: [])
         do {
             let store = try StateBackends.shared(paths: paths)
-            for status in try await store.alertStatuses().sorted(by: { $0.id < $1.id }) {
+            // Alerting ones first: a person woken at night looks for them.
+            for status in try await store.alertStatuses().sorted(by: { ($0.isAlerting ? 0 : 1, $0.id) < ($1.isAlerting ? 0 : 1, $1.id) }) {
                 var alert = WebSnapshot.Alert(status: status)
                 if let record = try? await store.alertRecord(id: status.id),
                    let object = try? JSONSerialization.jsonObject(with: Data(record.data.utf8)) as? [String: Any] {
