@@ -25,6 +25,10 @@ final class WebViewSessionTests: CLITestCase, @unchecked Sendable {
         let simulator = NightscoutSimulator(options: .init(authFailDelay: .zero))
         let nsURL = try await simulator.start()
         defer { Task { await simulator.stop() } }
+        let iso = ISO8601DateFormatter()
+        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        await simulator.seed("treatments", [["eventType": "Correction Bolus", "insulin": 2,
+                                             "created_at": .string(iso.string(from: Date().addingTimeInterval(-1800)))]])
         try """
             [nightscout.home]
             url = "\(nsURL.absoluteString)"
@@ -69,6 +73,8 @@ final class WebViewSessionTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(page.body.contains(#"data-alert="cli-low" data-state="firing""#), page.body)
         XCTAssertTrue(page.body.contains(#"data-script="low.lua" data-state="running""#), page.body)
         XCTAssertTrue(page.headers["content-security-policy"]?.contains("script-src 'self'") == true, "\(page.headers)")
+        XCTAssertTrue(page.body.contains("<g class=\"mark bolus\""), "the bolus is marked on the chart")
+        XCTAssertTrue(page.body.contains("2 U bolus at "), "the bolus mark says what it was")
         XCTAssertFalse(page.body.contains(Self.secret), "the profile's secret reached the page")
         XCTAssertFalse(page.body.contains(nsURL.absoluteString), "the page names only the profile, not its site")
         let start = try XCTUnwrap(page.body.range(of: #"name="csrf" value=""#)).upperBound

@@ -2,7 +2,8 @@ import Foundation
 
 /// A profile's glucose chart as inline SVG, drawn on the server (it shows without JavaScript):
 /// the target range as a band, the urgent-low line, one circle per reading (`data-mgdl` and
-/// `data-time` carry its value and epoch milliseconds; its `<title>` gives both units on hover).
+/// `data-time` carry its value and epoch milliseconds; its `<title>` gives both units on hover),
+/// boluses and carbs as marked lines (`g.mark.bolus`, `g.mark.carbs`).
 enum GlucoseChart {
     static let width = 720.0, height = 240.0
     static let lowest = 40.0, highest = 400.0
@@ -22,6 +23,13 @@ enum GlucoseChart {
             <line class="urgent" x1="0" x2="\(Int(width))" y1="\(format(y(glucose.urgentLow)))" y2="\(format(y(glucose.urgentLow)))"><title>urgent low \(WebGlucoseText.value(glucose.urgentLow, mmol: glucose.mmol)) \(unit)</title></line>
 
             """
+        for mark in glucose.marks where mark.time >= start {
+            let top = mark.kind == "bolus" ? 14.0 : 30.0
+            svg += "<g class=\"mark \(mark.kind)\" data-time=\"\(Int64((mark.time.timeIntervalSince1970 * 1000).rounded()))\">"
+                + "<title>\(WebHTML.escape(mark.text)) at \(WebHTML.clock(mark.time))</title>"
+                + "<line x1=\"\(x(mark.time))\" x2=\"\(x(mark.time))\" y1=\"\(format(top + 4))\" y2=\"\(Int(height))\"></line>"
+                + "<text x=\"\(x(mark.time))\" y=\"\(format(top))\" text-anchor=\"middle\">\(WebHTML.escape(mark.text.components(separatedBy: " ").prefix(2).joined(separator: " ")))</text></g>\n"
+        }
         let stale = glucose.readings.last.map { now.timeIntervalSince($0.time) > WebPage.staleAfter } ?? true
         for reading in glucose.readings where reading.time >= start {
             let cls = reading.mgdl < glucose.targetLow ? "low" : reading.mgdl > glucose.targetHigh ? "high" : "in"

@@ -54,6 +54,9 @@ enum WebAssets {
         .chart .pt.low { fill: var(--bad); }
         .chart .pt.high { fill: var(--warn); }
         .chart .pt.old { fill: var(--muted); opacity: .5; }
+        .chart .mark line { stroke: var(--accent); stroke-width: 1; stroke-dasharray: 2 3; }
+        .chart .mark text { fill: var(--fg); font-size: 12px; }
+        .chart .mark.carbs line { stroke: var(--warn); }
         .scroll { overflow-x: auto; }
         table { border-collapse: collapse; width: 100%; font-size: .875rem; }
         th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }

@@ -117,7 +117,7 @@ enum WebPage {
             html += GlucoseChart.svg(g, now: snapshot.now, hours: snapshot.hours)
             html += "<p class=\"small\">Band: target \(WebGlucoseText.value(g.targetLow, mmol: g.mmol))–\(WebGlucoseText.value(g.targetHigh, mmol: g.mmol)); "
                 + "line: urgent low \(WebGlucoseText.value(g.urgentLow, mmol: g.mmol)) (\(g.mmol ? "mmol/L" : "mg/dL")). "
-                + "Hover a point for both units.</p></article>\n"
+                + "Hover a point for both units; dashed lines mark boluses and carbs.</p></article>\n"
         }
         return html + "</section>\n"
     }

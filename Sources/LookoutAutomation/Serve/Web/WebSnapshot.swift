@@ -31,6 +31,16 @@ public struct WebSnapshot: Sendable {
         public var direction: String?
     }
 
+    /// A treatment marked on the chart: a bolus or carbs.
+    public struct Mark: Sendable, Equatable {
+        /// When it was given.
+        public var time: Date
+        /// `bolus` or `carbs`.
+        public var kind: String
+        /// "2 U bolus", "30 g carbs".
+        public var text: String
+    }
+
     /// One Nightscout profile's chart.
     public struct Glucose: Sendable {
         /// The profile's name (`[nightscout.NAME]`).
@@ -43,6 +53,8 @@ public struct WebSnapshot: Sendable {
         public var urgentLow: Double
         /// Readings in the window, oldest first.
         public var readings: [Reading]
+        /// Boluses and carbs in the window (none when treatments cannot be read).
+        public var marks: [Mark] = []
         /// Why there are none, when the site could not be read.
         public var problem: String?
     }
@@ -137,6 +149,19 @@ public struct WebSnapshotSource: Sendable {
                 guard let sgv = entry.sgv, let time = entry.common.date?.date else { return nil }
                 return WebSnapshot.Reading(time: time, mgdl: sgv, direction: entry.direction?.rawValue)
             }.sorted { $0.time < $1.time }
+            // Treatments are a help, not the point: without them the chart still shows.
+            let treatments = (try? await client.treatments(try .treatments(from: from, through: now.addingTimeInterval(600),
+                                                                            count: hours * 24 + 24))) ?? []
+            for treatment in treatments {
+                guard let time = (treatment.common.createdAt ?? treatment.common.date)?.date else { continue }
+                if let insulin = treatment.insulin, insulin > 0 {
+                    glucose.marks.append(WebSnapshot.Mark(time: time, kind: "bolus", text: "\(WebHTML.number(insulin)) U bolus"))
+                }
+                if let carbs = treatment.carbs, carbs > 0 {
+                    glucose.marks.append(WebSnapshot.Mark(time: time, kind: "carbs", text: "\(WebHTML.number(carbs)) g carbs"))
+                }
+            }
+            glucose.marks.sort { $0.time < $1.time }
         } catch {
             // Never the error's text: it may name the site with its credentials.
             glucose.problem = "cannot read this profile's entries (`lookout doctor` says why)"
