@@ -29,10 +29,16 @@ final class WebViewSessionTests: CLITestCase, @unchecked Sendable {
         iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         await simulator.seed("treatments", [["eventType": "Correction Bolus", "insulin": 2,
                                              "created_at": .string(iso.string(from: Date().addingTimeInterval(-1800)))]])
+        let boat = try SignalKSimulator(options: .init(rate: 1, vesselName: "Web view"))
+        let skURL = try await boat.start()
+        defer { Task { await boat.stop() } }
         try """
             [nightscout.home]
             url = "\(nsURL.absoluteString)"
             secret_env = "NS_SECRET"
+
+            [signalk.boat]
+            url = "\(skURL.absoluteString)"
             """.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
         try writeFile("Scripts/low.lua", """
             local alert = require "alert"
@@ -75,6 +81,11 @@ final class WebViewSessionTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(page.headers["content-security-policy"]?.contains("script-src 'self'") == true, "\(page.headers)")
         XCTAssertTrue(page.body.contains("<g class=\"mark bolus\""), "the bolus is marked on the chart")
         XCTAssertTrue(page.body.contains("2 U bolus at "), "the bolus mark says what it was")
+        XCTAssertTrue(page.body.contains(#"data-boat="boat""#), "the boat's values are shown")
+        let depth = try XCTUnwrap(page.body.range(of: #"data-path="environment.depth.belowTransducer">[0-9.]+ m"#, options: .regularExpression),
+                                  "the depth in metres")
+        XCTAssertFalse(page.body[depth].isEmpty)
+        XCTAssertTrue(page.body.contains(#"data-path="environment.wind.speedApparent">"#) && page.body.contains(" kn"), "wind in knots")
         XCTAssertFalse(page.body.contains(Self.secret), "the profile's secret reached the page")
         XCTAssertFalse(page.body.contains(nsURL.absoluteString), "the page names only the profile, not its site")
         let start = try XCTUnwrap(page.body.range(of: #"name="csrf" value=""#)).upperBound

@@ -52,6 +52,7 @@ enum WebPage {
         if let problem = snapshot.storeProblem { html += "<p class=\"problem\" role=\"alert\">\(WebHTML.escape(problem))</p>\n" }
         html += alerts(snapshot, csrf: csrf)
         html += glucose(snapshot)
+        html += boats(snapshot)
         html += scripts(snapshot)
         html += safety(snapshot)
         html += "<p class=\"small\" id=\"updated\" data-time=\"\(Int64(snapshot.now.timeIntervalSince1970 * 1000))\">"
@@ -120,6 +121,23 @@ enum WebPage {
                 + "Hover a point for both units; dashed lines mark boluses and carbs.</p></article>\n"
         }
         return html + "</section>\n"
+    }
+
+    static func boats(_ snapshot: WebSnapshot) -> String {
+        guard !snapshot.boats.isEmpty else { return "" }
+        var html = "<section aria-labelledby=\"h-boat\"><h2 id=\"h-boat\">Boat</h2>\n<ul class=\"cards\">\n"
+        for boat in snapshot.boats {
+            let name = WebHTML.escape(boat.profile)
+            html += "<li class=\"card boat\" data-boat=\"\(name)\"><h3>\(name)</h3>"
+            if let problem = boat.problem { html += "<p class=\"problem\">\(WebHTML.escape(problem))</p>" }
+            html += "<dl>"
+            for value in boat.values {
+                html += "<dt>\(WebHTML.escape(value.label))</dt><dd data-path=\"\(WebHTML.escape(value.path))\">\(WebHTML.escape(value.text))"
+                    + (value.time.map { " <span class=\"age\">(\(WebHTML.ago($0, now: Date())))</span>" } ?? "") + "</dd>"
+            }
+            html += "</dl></li>\n"
+        }
+        return html + "</ul></section>\n"
     }
 
     static func scripts(_ snapshot: WebSnapshot) -> String {
@@ -215,10 +233,12 @@ enum WebHTML {
         return formatter.string(from: date)
     }
 
-    /// "3 min ago".
+    /// "3 min ago", "under a minute ago".
     static func ago(_ date: Date, now: Date) -> String {
         let seconds = Int(now.timeIntervalSince(date))
-        if seconds < 60 { return seconds < 0 ? "in \(-seconds / 60) min" : "\(max(0, seconds)) s ago" }
+        // Minutes, not seconds: the live stream sends the page when it changes, not every second.
+        if seconds < 0 { return "in \(max(1, -seconds / 60)) min" }
+        if seconds < 60 { return "under a minute ago" }
         if seconds < 7200 { return "\(seconds / 60) min ago" }
         return "\(seconds / 3600) h ago"
     }

@@ -59,6 +59,28 @@ public struct WebSnapshot: Sendable {
         public var problem: String?
     }
 
+    /// One value of a boat.
+    public struct BoatValue: Sendable {
+        /// The Signal K path.
+        public var path: String
+        /// What people call it.
+        public var label: String
+        /// The value with its unit.
+        public var text: String
+        /// When the boat measured it.
+        public var time: Date?
+    }
+
+    /// One Signal K profile's values.
+    public struct Boat: Sendable {
+        /// The profile's name (`[signalk.NAME]`).
+        public var profile: String
+        /// The values it has, in `WebBoat.paths` order.
+        public var values: [BoatValue]
+        /// Why there are none, when the server could not be read.
+        public var problem: String?
+    }
+
     /// When it was taken (the scripts' clock).
     public var now: Date
     /// The chart's window in hours.
@@ -73,6 +95,8 @@ public struct WebSnapshot: Sendable {
     public var outbox: [OutboxItem]
     /// Per Nightscout profile.
     public var glucose: [Glucose]
+    /// Per Signal K profile.
+    public var boats: [Boat] = []
     /// What could not be read from the store, if anything.
     public var storeProblem: String?
 }
@@ -121,6 +145,9 @@ public struct WebSnapshotSource: Sendable {
         }
         for name in config.profiles(service: "nightscout") {
             snapshot.glucose.append(await glucose(profile: name, hours: hours, now: now))
+        }
+        for name in config.profiles(service: "signalk") {
+            snapshot.boats.append(await WebBoat.read(profile: name, config: config, environment: environment))
         }
         return snapshot
     }
