@@ -32,7 +32,7 @@ final class WebViewBrowserTests: CLITestCase, @unchecked Sendable {
         let nsURL = try await simulator.start()
         defer { Task { await simulator.stop() } }
         let token = await simulator.addSubject(name: "web", roles: ["admin"])
-        let values: [Double] = [120, 112, 104, 97, 90, 84, 78, 72, 66, 60, 55, 50]
+        let values: [Double] = [120, 110, 100, 90, 80, 69, 66, 63, 60, 57, 54, 50]  // low for 25 min, urgent low now
         let now = Date()
         var docs: [JSONValue] = []
         for (i, value) in values.enumerated() {
@@ -73,9 +73,14 @@ final class WebViewBrowserTests: CLITestCase, @unchecked Sendable {
             requests.filter { $0.body.contains(urgent) }.count >= 2
         })
 
-        let ackBody = try XCTUnwrap(hook.requests(containing: urgent).first { $0.body.contains("ack_url") }?.body)
-        let ackJSON = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(ackBody.utf8)) as? [String: Any])
-        let ackLink = try XCTUnwrap(ackJSON["ack_url"] as? String)
+        func linkOf(_ alert: String) throws -> String {
+            let body = try XCTUnwrap(hook.requests(containing: #""alert_id":"\#(alert)""#).first { $0.body.contains("ack_url") }?.body,
+                                     "a notification of \(alert) with its ack link")
+            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+            return try XCTUnwrap(json["ack_url"] as? String)
+        }
+        XCTAssertTrue(hook.waitFor("the low alert notified", timeout: 60) { $0.contains { $0.body.contains(#""alert_id":"low""#) } })
+        let ackLink = try linkOf("urgent-low"), lowLink = try linkOf("low")
 
         let login = try lookout(["web", "login"])
         assertExit(login, 0)
@@ -91,7 +96,7 @@ final class WebViewBrowserTests: CLITestCase, @unchecked Sendable {
             "WEB_BASE": "http://127.0.0.1:\(port)", "WEB_LOGIN_URL": link, "WEB_ARTIFACTS": Self.artifacts.path,
             "WEB_EXPECTED_MGDL": "[" + values.map { String(Int($0)) }.joined(separator: ",") + "]",
             "WEB_NS_URL": nsURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")), "WEB_NS_TOKEN": token,
-            "WEB_CHROMIUM": chromium, "WEB_ACK_LINK": ackLink,
+            "WEB_CHROMIUM": chromium, "WEB_ACK_LINK": ackLink, "WEB_LOW_ACK_LINK": lowLink,
         ], timeout: 240, threadName: "web view browser")
         let findings = String(decoding: result.stdout, as: UTF8.self)
         XCTAssertTrue(result.succeeded, "browser checks failed: \(result.summary)\nfindings: \(findings)\nserve:\n\(serve.output())")

@@ -21,6 +21,7 @@ NS_URL = os.environ["WEB_NS_URL"]                  # the simulator, for one more
 NS_TOKEN = os.environ["WEB_NS_TOKEN"]
 CHROMIUM = os.environ.get("WEB_CHROMIUM", "/usr/bin/chromium")
 ACK_LINK = os.environ["WEB_ACK_LINK"]              # urgent-low's ack link from the recorded notification
+LOW_ACK_LINK = os.environ["WEB_LOW_ACK_LINK"]      # low's
 
 failures = []
 findings = {}
@@ -147,11 +148,19 @@ def main():
             link_page.click("button")
         findings["moved_link_status"] = moved_answer.value.status
         check(moved_answer.value.status == 403, f"urgent-low's link acknowledged 'low': {moved_answer.value.status}")
+        # Low's own link, opened in this browser without a session: its button acknowledges low only.
+        link_page.goto(LOW_ACK_LINK)
+        with link_page.expect_response(lambda r: r.request.method == "POST") as low_answer:
+            link_page.click("button")
+        findings["low_link_status"] = low_answer.value.status
+        check(low_answer.value.status == 200, f"low's ack link from a browser answered {low_answer.value.status}")
         stranger.close()
 
         # Still firing after both attempts.
         page.reload()
         check(page.get_attribute('[data-alert="urgent-low"]', "data-state") == "firing", "the alert changed without an ack")
+        page.wait_for_selector('[data-alert="low"][data-state="acked"]', timeout=20000)
+        check("Acknowledged by link" in page.inner_text('[data-alert="low"]'), "low names its link as who acknowledged")
 
         # 6. Acknowledge from the page, by keyboard.
         page.fill("#by-urgent-low", "anna")
