@@ -89,7 +89,7 @@ struct WebViewBenchmark: Benchmark {
             latencies.append(Date().timeIntervalSince(started))
         }
         report.figures.append(BenchFigure("new reading to page", median(latencies) * 1000, unit: "ms",
-                                          detail: "median of \(latencies.count); the stream looks for changes every 1 s"))
+                                          detail: "median of \(latencies.count); servers are read at most every \(Int(WebSnapshotSource.remoteRefresh)) s, the stream looks every 1 s"))
         report.notes.append("in-process status server with the web routes (as `serve` runs them) against the Nightscout simulator; "
             + "raw HTTP/1.1 over loopback, one connection per request")
         return report

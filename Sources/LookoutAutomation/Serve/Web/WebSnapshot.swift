@@ -2,6 +2,7 @@ import Foundation
 import LookoutConfig
 import LookoutModules
 import LookoutStore
+import LookoutWire
 import NightscoutKit
 
 /// Everything the web view shows at one moment, read-only: scripts and components (the health
@@ -110,6 +111,16 @@ public struct WebSnapshotSource: Sendable {
 
     /// The chart windows a page may ask for, in hours.
     public static let windows = [3, 6, 12, 24]
+    /// How long readings and boat values are reused before the servers are asked again, seconds.
+    public static let remoteRefresh: TimeInterval = 5
+
+    struct RemoteValues {
+        var at: Date
+        var glucose: [WebSnapshot.Glucose]
+        var boats: [WebSnapshot.Boat]
+    }
+
+    private let cache = Locked<[Int: RemoteValues]>([:])
 
     /// A source over `health` and the state and config at `paths`.
     public init(health: HealthRegistry, paths: LookoutPaths, config: HostConfig,
@@ -143,13 +154,30 @@ public struct WebSnapshotSource: Sendable {
         } catch {
             snapshot.storeProblem = "the state database cannot be read: \(error)"
         }
+        let (glucose, boats) = await remote(hours: hours, now: now)
+        snapshot.glucose = glucose
+        snapshot.boats = boats
+        return snapshot
+    }
+
+    /// What comes from the servers (Nightscout readings, boat values), read at most every
+    /// `remoteRefresh` seconds per chart window however many pages are open: each open page's live
+    /// stream takes a snapshot every second, and a Nightscout site should not get a request per
+    /// second per page.
+    func remote(hours: Int, now: Date) async -> ([WebSnapshot.Glucose], [WebSnapshot.Boat]) {
+        let real = Date()
+        if let cached = cache.withLock({ $0[hours] }), real.timeIntervalSince(cached.at) < Self.remoteRefresh {
+            return (cached.glucose, cached.boats)
+        }
+        var glucose: [WebSnapshot.Glucose] = [], boats: [WebSnapshot.Boat] = []
         for name in config.profiles(service: "nightscout") {
-            snapshot.glucose.append(await glucose(profile: name, hours: hours, now: now))
+            glucose.append(await self.glucose(profile: name, hours: hours, now: now))
         }
         for name in config.profiles(service: "signalk") {
-            snapshot.boats.append(await WebBoat.read(profile: name, config: config, environment: environment))
+            boats.append(await WebBoat.read(profile: name, config: config, environment: environment))
         }
-        return snapshot
+        cache.withLock { $0[hours] = RemoteValues(at: real, glucose: glucose, boats: boats) }
+        return (glucose, boats)
     }
 
     /// The readings of one profile (sgv entries of the window, at most 24 h × 12 + 12).
