@@ -10,18 +10,18 @@ import LookoutWire
 import Glibc
 #endif
 
-/// P10: the web view of `serve` (issue 28) over loopback, served in this process by the status
+/// P11: the web view of `serve` (issue 28) over loopback, served in this process by the status
 /// server with its web routes against the Nightscout simulator holding a day of readings: the
 /// bytes of a first load (page, stylesheet, script, icon), the time of that load (median), and
 /// the time from a new reading in Nightscout to the page's live stream carrying it. The anchor
 /// is `GET /status` (the JSON health document) on the same server.
 struct WebViewBenchmark: Benchmark {
-    let id = "P10"
+    let id = "P11"
     let summary = "web view: page weight, first load on loopback, new reading to page (server-sent events)"
 
     func run(_ settings: BenchSettings) async throws -> BenchReport {
         var report = BenchReport(id: id, title: "the web view's first load and live latency over loopback")
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-bench-p10-\(getpid())").path
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-bench-p11-\(getpid())").path
         try FileManager.default.createDirectory(atPath: home + "/state", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: home) }
 
