@@ -149,6 +149,8 @@ let package = Package(
                 "LookoutWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -179,7 +181,7 @@ let package = Package(
             dependencies: [
                 "LookoutWire",
                 "LookoutAutomation", "LookoutModules", "LookoutConfig", "Lua", "NightscoutKit", "SignalKKit", "LookoutSim",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Hummingbird", package: "hummingbird"),
             ],
             resources: [.embedInCode("Resources/compute.lua")]),
         // Helpers shared by the test targets (transcripts, running Lua source).
@@ -217,7 +219,12 @@ let package = Package(
         .testTarget(name: "LookoutScenariosTests", dependencies: ["LookoutScenarios", "LookoutModules", "Lua", "LookoutTestSupport"]),
         // Runs the `lookout` binary, which `swift build` and `swift test` build; it cannot depend on
         // the executable target (see its linker settings).
-        .testTarget(name: "LookoutCLITests", dependencies: ["LookoutWire", "LookoutSim", "LookoutStore", "NightscoutKit", "LookoutTestSupport"]),
+        .testTarget(
+            name: "LookoutCLITests",
+            dependencies: [
+                "LookoutWire", "LookoutSim", "LookoutStore", "LookoutConfig", "NightscoutKit", "LookoutTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]),
         .testTarget(
             name: "LookoutSimTests",
             dependencies: [

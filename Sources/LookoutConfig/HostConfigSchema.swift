@@ -51,6 +51,7 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "status_port", validate: checkPort),
                 HostConfigKeySpec(name: "hosts", validate: HostConfig.checkServeHosts),
                 HostConfigKeySpec(name: "public_url", validate: HostConfig.checkPublicURL),
+                HostConfigKeySpec(name: "bind", validate: HostConfig.checkServeBind),
             ]),
             "state": .settings(stateKeys),  // HostConfig+State.swift
             "scripts": .named([

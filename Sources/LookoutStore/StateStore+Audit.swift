@@ -81,11 +81,22 @@ extension StateStore: RemoteCommandLedger {
         site: String, keys: [String], window: TimeInterval, now given: Date?,
         _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)
     ) async throws -> T {
+        try await reserve(site: site, keys: keys, window: window, now: given, fence: nil, decide)
+    }
+
+    /// ``reserve(site:keys:window:now:_:)`` under a cluster lease: the transaction first checks
+    /// that `fence` is still the live holding, and throws ``LeaseLost`` (nothing appended) when
+    /// it is not.
+    public func reserve<T: Sendable>(
+        site: String, keys: [String], window: TimeInterval, now given: Date?, fence: LeaseFence?,
+        _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)
+    ) async throws -> T {
         await foldAuditJournal()
         do {
             return try await database.writeWithoutTransaction { db in
                 var result: T?
                 try db.inTransaction(.immediate) {
+                    if let fence, try !StateStore.leaseIsHeld(fence, in: db) { throw LeaseLost(fence: fence) }
                     let now = given ?? Date()
                     let records = try StateStore.records(site: site, keys: keys, since: now - window, in: db)
                     let decided = decide(records, now)

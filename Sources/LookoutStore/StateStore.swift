@@ -104,7 +104,7 @@ public final class StateStore: Sendable {
     /// (`StateStore+Sync.swift`), then the audit log (`StateStore+Audit.swift`). Append new ones;
     /// never edit or reorder one that has shipped.
     public static let migrations: [Migration] = coreMigrations + syncMigrations + auditMigrations + alertMigrations
-        + remoteKeyMigrations + auditRepeatMigrations + outboxQuotaMigrations
+        + remoteKeyMigrations + auditRepeatMigrations + outboxQuotaMigrations + clusterMigrations
 
     static let coreMigrations: [Migration] = [
         ("v1-kv", { db in
@@ -303,7 +303,8 @@ public struct StateStoreError: Error, CustomStringConvertible, Sendable, LuaErro
     public var message: String
     /// Whether trying again later may help (the database was busy).
     public var retryable: Bool
-    /// The script's `err.code`: `store`, or `quota` when a script's `store` quota refused a write.
+    /// The script's `err.code`: `store`, `quota` when a script's `store` quota refused a write,
+    /// or `lease` when this instance no longer holds the script's cluster lease.
     public var code = "store"
 
     /// An error with a message.
@@ -326,6 +327,12 @@ public struct StateStoreError: Error, CustomStringConvertible, Sendable, LuaErro
             message = quota.description
             retryable = false
             code = "quota"
+            return
+        }
+        if let lost = error as? LeaseLost {
+            message = lost.description
+            retryable = false
+            code = "lease"
             return
         }
         if error is CancellationError {

@@ -315,9 +315,15 @@ public struct LuaCall {
             },
             start: { engine, id in
                 let runtime = engine.runtime
+                // A lease that moved on stops host work from starting, queued requests included.
+                let refusal = event ? nil : engine.options.lease?.refusal()
                 let task = Task {
                     let result: Result<any Sendable, any Error>
-                    do { result = .success(try await operation()) } catch { result = .failure(error) }
+                    if let refusal {
+                        result = .failure(LuaErrorInfo(code: "lease", message: "\(what): \(refusal)"))
+                    } else {
+                        do { result = .success(try await operation()) } catch { result = .failure(error) }
+                    }
                     // A cancelled wait was already removed (the task or the state ended): do not
                     // hop back to a runtime that may have stopped its executor.
                     guard !Task.isCancelled else { return }

@@ -105,12 +105,11 @@ extension LuaEngine {
         }
         lua_pushcclosure(L, shim_open_coroutines, 0)
         s.setField("open_coroutines", in: -2)
+        lua_pushcclosure(L, shim_open_print, 0)
+        s.setField("open_print", in: -2)
         if trusted {
-            lua_pushcclosure(L, shim_compose_sethook, 0)
-            s.setField("compose_sethook", in: -2)
-            shim_push_filelib(L)
-            s.setField("dofile", in: -3)
-            s.setField("loadfile", in: -2)
+            lua_pushcclosure(L, shim_open_debughooks, 0)
+            s.setField("open_debug_hooks", in: -2)
         }
         s.push(options.trusted)
         s.setField("trusted", in: -2)

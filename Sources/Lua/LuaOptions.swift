@@ -35,6 +35,8 @@ public struct LuaOptions: Sendable {
     public var outputRate: Double = 0
     /// Lines the script may print or log at once.
     public var outputBurst = 500
+    /// The cluster lease the script runs under (`serve --cluster`); nil = not in a cluster.
+    public var lease: (any LuaLease)?
     /// Receives what `print` writes (one call per line printed, without the newline).
     public var output: @Sendable (String) -> Void = { print($0) }
     /// Receives errors nobody handled, with task label and traceback.

@@ -1,16 +1,17 @@
-// LuaShim: load, require and collectgarbage as Lookout gives them to scripts.
+// LuaShim: load, require, collectgarbage and print as Lookout gives them to scripts.
 //
-// Each is Lua 5.4.4's own function (lbaselib.c, loadlib.c) with one difference, so that argument
-// checks, error messages and positions stay stock's (a wrapper written in Lua would name itself
-// in errors and put its own position in front of them):
-//  - load refuses binary chunks in every mode: Lua does not verify bytecode, and a crafted chunk
-//    can corrupt memory (wesnoth CVE-2018-1999023). It returns `nil, message` as for any chunk
-//    the mode refuses;
+// Each is Lua 5.4.4's own function (lbaselib.c, loadlib.c), so that argument checks, error
+// messages and positions stay stock's (a wrapper written in Lua would name itself in errors and
+// put its own position in front of them). In the sandbox, load, require and collectgarbage differ
+// in one point each; `--trusted` scripts keep stock's three (shim_install_baselib does nothing):
+//  - load refuses binary chunks: Lua does not verify bytecode, and a crafted chunk can corrupt
+//    memory (wesnoth CVE-2018-1999023). It returns `nil, message` as for any chunk the mode
+//    refuses;
 //  - require refuses module names containing "\0" (Lua hands searchers the name cut at the first
 //    "\0", so `require "x\0anything"` would load x.lua);
-//  - collectgarbage, in the sandbox, refuses the options that tune or stop the collector.
-//    `--trusted` scripts get every option: the memory limit is the allocator's, and Lua's
-//    emergency collection runs even while the collector is stopped.
+//  - collectgarbage refuses the options that tune or stop the collector.
+// print is stock's in both modes, writing its line through the host (the REPL prints it above the
+// prompt, `serve` into its log) instead of to standard output.
 #include "shim.h"
 
 #include <string.h>
@@ -142,7 +143,7 @@ static int lib_require(lua_State *L) {
     return 2;
 }
 
-// ---- collectgarbage (upvalue 1: whether every option is allowed) --------------------------------
+// ---- collectgarbage (the sandbox's) ---------------------------------------------------------------
 
 static int pushmode(lua_State *L, int oldmode) {
     if (oldmode == -1)
@@ -163,8 +164,7 @@ static int lib_collectgarbage(lua_State *L) {
     static const int optsnum[] = {LUA_GCSTOP,       LUA_GCRESTART,   LUA_GCCOLLECT, LUA_GCCOUNT, LUA_GCSTEP,
                                   LUA_GCSETPAUSE,   LUA_GCSETSTEPMUL, LUA_GCISRUNNING, LUA_GCGEN, LUA_GCINC};
     int o = optsnum[luaL_checkoption(L, 1, "collect", opts)];
-    if (!lua_toboolean(L, lua_upvalueindex(1)) && o != LUA_GCCOLLECT && o != LUA_GCCOUNT && o != LUA_GCSTEP &&
-        o != LUA_GCISRUNNING) {
+    if (o != LUA_GCCOLLECT && o != LUA_GCCOUNT && o != LUA_GCSTEP && o != LUA_GCISRUNNING) {
         return luaL_argerror(L, 1, lua_pushfstring(L, "'%s' is not allowed in the sandbox (see --trusted)",
                                                    lua_tostring(L, 1)));
     }
@@ -222,11 +222,11 @@ static int lib_collectgarbage(lua_State *L) {
 // ---- Installation -------------------------------------------------------------------------------
 
 void shim_install_baselib(lua_State *L, int trusted) {
+    if (trusted) return;
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
     lua_pushcfunction(L, lib_load);
     lua_setfield(L, -2, "load");
-    lua_pushboolean(L, trusted);
-    lua_pushcclosure(L, lib_collectgarbage, 1);
+    lua_pushcfunction(L, lib_collectgarbage);
     lua_setfield(L, -2, "collectgarbage");
     if (lua_getfield(L, -1, "package") == LUA_TTABLE) {
         lua_pushcclosure(L, lib_require, 1);
@@ -237,37 +237,32 @@ void shim_install_baselib(lua_State *L, int trusted) {
     lua_pop(L, 1);
 }
 
-// ---- loadfile and dofile for --trusted scripts (text chunks only) -------------------------------
+// ---- print --------------------------------------------------------------------------------------
 
-/// The mode luaL_loadfilex gets: binary chunks never load ("b" alone loads nothing).
-static const char *text_mode(const char *mode) {
-    if (mode == NULL || strchr(mode, 't') != NULL) return "t";
-    return "";
+static const char *const PRINT_WRITE = "lookout.print.write";
+
+/// lbaselib.c's luaB_print: the arguments through luaL_tolstring, separated by tabs, as one line
+/// handed to the host's write function (registry PRINT_WRITE), which ends it.
+static int lib_print(lua_State *L) {
+    int n = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, PRINT_WRITE);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        if (i > 1) luaL_addchar(&b, '\t');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    lua_call(L, 1, 0);
+    return 0;
 }
 
-static int lib_loadfile(lua_State *L) {
-    const char *fname = luaL_optstring(L, 1, NULL);
-    const char *mode = luaL_optstring(L, 2, NULL);
-    int env = (!lua_isnone(L, 3) ? 3 : 0);
-    int status = luaL_loadfilex(L, fname, text_mode(mode));
-    return load_aux(L, status, env);
-}
-
-static int dofile_k(lua_State *L, int status, lua_KContext ctx) {
-    (void)status;
-    (void)ctx;
-    return lua_gettop(L) - 1;
-}
-
-static int lib_dofile(lua_State *L) {
-    const char *fname = luaL_optstring(L, 1, NULL);
+int shim_open_print(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
     lua_settop(L, 1);
-    if (luaL_loadfilex(L, fname, "t") != LUA_OK) return lua_error(L);
-    lua_callk(L, 0, LUA_MULTRET, 0, dofile_k);
-    return dofile_k(L, 0, 0);
-}
-
-void shim_push_filelib(lua_State *L) {
-    lua_pushcfunction(L, lib_loadfile);
-    lua_pushcfunction(L, lib_dofile);
+    lua_setfield(L, LUA_REGISTRYINDEX, PRINT_WRITE);
+    lua_pushcfunction(L, lib_print);
+    lua_setglobal(L, "print");
+    return 0;
 }

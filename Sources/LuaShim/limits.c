@@ -482,9 +482,25 @@ static int lib_sort(lua_State *L) {
 // runs the handler with every hook off (the hook never returned), so a handler that loops could
 // never be stopped. The script's handler is therefore skipped for limit errors: the error object
 // stays the limit's message, and the task ends at its next instruction anyway.
+//
+// The handler runs under checked_handler, one C frame more than stock. For the common
+// `xpcall(f, debug.traceback)` that frame would show as a first "[C]: in ?" line, so when the
+// handler is debug.traceback itself (upvalue 2), checked_handler builds the traceback as it would,
+// from the level below itself: the same text as stock's.
 static int checked_handler(lua_State *L) {
     if (shim_budget(L)->tripped != SHIM_TRIP_NONE) {
         lua_settop(L, 1);
+        return 1;
+    }
+    if (lua_tocfunction(L, lua_upvalueindex(1)) != NULL &&
+        lua_tocfunction(L, lua_upvalueindex(1)) == lua_tocfunction(L, lua_upvalueindex(2))) {
+        // ldblib.c's db_traceback with a message and no level: a non-string message stays as it is.
+        const char *msg = lua_tostring(L, 1);
+        if (msg == NULL && !lua_isnoneornil(L, 1)) {
+            lua_settop(L, 1);
+            return 1;
+        }
+        luaL_traceback(L, L, msg, 1);
         return 1;
     }
     lua_pushvalue(L, lua_upvalueindex(1)); // the script's handler
@@ -493,22 +509,30 @@ static int checked_handler(lua_State *L) {
     return 1;
 }
 
-static int xpcall_done(lua_State *L, int status, lua_KContext ctx) {
-    (void)status;
-    (void)ctx;
-    return lua_gettop(L);
+/// lbaselib.c's finishpcall.
+static int xpcall_done(lua_State *L, int status, lua_KContext extra) {
+    if (status != LUA_OK && status != LUA_YIELD) {
+        lua_pushboolean(L, 0);
+        lua_pushvalue(L, -2);
+        return 2;
+    }
+    return lua_gettop(L) - (int)extra;
 }
 
+/// lbaselib.c's luaB_xpcall with the handler under checked_handler (upvalue 1: debug.traceback as
+/// the library opened it, or nil).
 static int lib_xpcall(lua_State *L) {
     int n = lua_gettop(L);
     luaL_checktype(L, 2, LUA_TFUNCTION);
     lua_pushvalue(L, 2);
-    lua_pushcclosure(L, checked_handler, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushcclosure(L, checked_handler, 2);
     lua_replace(L, 2);
-    lua_pushvalue(L, lua_upvalueindex(1)); // the original xpcall
-    lua_insert(L, 1);
-    lua_callk(L, n, LUA_MULTRET, 0, xpcall_done); // a continuation: tasks can still wait inside
-    return xpcall_done(L, LUA_OK, 0);
+    lua_pushboolean(L, 1);
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 3, 2);
+    int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, xpcall_done); // tasks can still wait inside
+    return xpcall_done(L, status, 2);
 }
 
 // ---- coroutine.close: the limit watch knows which thread runs -----------------------------------------
@@ -566,7 +590,9 @@ static int guard_library(lua_State *L) {
         lua_setfield(L, -2, "sort");
     }
     lua_pop(L, 1);
-    lua_getfield(L, -1, "xpcall");
+    lua_getfield(L, -1, "debug");
+    if (lua_type(L, -1) == LUA_TTABLE) lua_getfield(L, -1, "traceback"); else lua_pushnil(L);
+    lua_remove(L, -2);
     lua_pushcclosure(L, lib_xpcall, 1);
     lua_setfield(L, -2, "xpcall");
     if (!trusted) { // --trusted scripts may have finalizers (README: How Lookout's Lua differs)

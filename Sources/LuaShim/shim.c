@@ -232,11 +232,14 @@ static int check_limits(lua_State *L, int level) {
 
 // ---- Hooks of --trusted scripts (debug.sethook) composed with the limit hook --------------------
 //
-// The limit watch arms shim_hook on the running thread in place of whatever hook it had; when no
-// limit is reached, shim_hook puts back the hook debug.sethook set for that thread, kept in the
-// registry table USER_HOOKS (thread -> UserHook, weak keys), and passes it the event it took.
+// debug.sethook and debug.gethook are ldblib.c's (5.4.4), called from Lua as stock's are (no
+// wrapper frame: a hook sees the same stack, and "return sethook" is its first event), with one
+// addition: sethook also notes what it set in the registry table USER_HOOKS (thread -> UserHook,
+// weak keys). The limit watch arms shim_hook on the running thread in place of whatever hook it
+// had; when no limit is reached, shim_hook puts back the noted hook and passes it the event it took.
 
 static const char *const USER_HOOKS = "lookout.userhooks";
+static const char *const HOOKKEY = "_HOOKKEY"; // ldblib.c's table of Lua hook functions per thread
 static void shim_hook(lua_State *L, lua_Debug *ar);
 
 typedef struct UserHook {
@@ -245,65 +248,150 @@ typedef struct UserHook {
     int count;
 } UserHook;
 
+/// What debug.sethook last set for L1 (from USER_HOOKS; all zero when nothing). Never raises.
+static UserHook noted_hook(lua_State *L, lua_State *L1) {
+    UserHook saved = {NULL, 0, 0};
+    if (!lua_checkstack(L, 3) || (L != L1 && !lua_checkstack(L1, 1))) return saved;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, USER_HOOKS) == LUA_TTABLE) {
+        lua_pushthread(L1);
+        if (L != L1) lua_xmove(L1, L, 1);
+        if (lua_rawget(L, -2) == LUA_TUSERDATA) saved = *(UserHook *)lua_touserdata(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return saved;
+}
+
 /// Gives L back the hook debug.sethook set for it (none in the sandbox); returns that hook.
 static lua_Hook restore_hook(lua_State *L) {
     if (!shim_budget(L)->user_hooks) {
         lua_sethook(L, NULL, 0, 0);
         return NULL;
     }
-    UserHook saved = {NULL, 0, 0};
-    if (lua_checkstack(L, 3)) {
-        if (lua_getfield(L, LUA_REGISTRYINDEX, USER_HOOKS) == LUA_TTABLE) {
-            lua_pushthread(L);
-            if (lua_rawget(L, -2) == LUA_TUSERDATA) saved = *(UserHook *)lua_touserdata(L, -1);
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 1);
-    }
+    UserHook saved = noted_hook(L, L);
     lua_sethook(L, saved.hook, saved.mask, saved.count);
     return saved.hook;
 }
 
-/// debug.sethook for --trusted scripts: the original (upvalue 1), then a note of what it set, so
-/// that the limit hook hands the thread back to it.
+/// ldblib.c's hookf: calls the Lua function debug.sethook set for the running thread.
+static void lua_function_hook(lua_State *L, lua_Debug *ar) {
+    static const char *const hooknames[] = {"call", "return", "line", "count", "tail call"};
+    lua_getfield(L, LUA_REGISTRYINDEX, HOOKKEY);
+    lua_pushthread(L);
+    if (lua_rawget(L, -2) == LUA_TFUNCTION) {
+        lua_pushstring(L, hooknames[(int)ar->event]);
+        if (ar->currentline >= 0)
+            lua_pushinteger(L, ar->currentline);
+        else
+            lua_pushnil(L);
+        lua_getinfo(L, "lS", ar);
+        lua_call(L, 2, 0);
+    }
+}
+
+static lua_State *hook_thread(lua_State *L, int *arg) {
+    if (lua_isthread(L, 1)) {
+        *arg = 1;
+        return lua_tothread(L, 1);
+    }
+    *arg = 0;
+    return L;
+}
+
+/// debug.sethook (ldblib.c's db_sethook), noting the hook in USER_HOOKS before setting it, so that
+/// an arming that comes in between hands the thread back to the new hook.
 static int lib_sethook(lua_State *L) {
-    int n = lua_gettop(L);
-    lua_State *co = lua_type(L, 1) == LUA_TTHREAD ? lua_tothread(L, 1) : L;
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, n, 0);
-    lua_Hook hook = lua_gethook(co);
-    if (hook == shim_hook) return 0; // armed just now (rare): the thread keeps its earlier hook
-    if (lua_getfield(L, LUA_REGISTRYINDEX, USER_HOOKS) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_createtable(L, 0, 1);
+    int arg, mask, count;
+    lua_Hook func;
+    lua_State *L1 = hook_thread(L, &arg);
+    if (lua_isnoneornil(L, arg + 1)) {
+        lua_settop(L, arg + 1);
+        func = NULL;
+        mask = 0;
+        count = 0;
+    } else {
+        const char *smask = luaL_checkstring(L, arg + 2);
+        luaL_checktype(L, arg + 1, LUA_TFUNCTION);
+        count = (int)luaL_optinteger(L, arg + 3, 0);
+        func = lua_function_hook;
+        mask = 0;
+        if (strchr(smask, 'c')) mask |= LUA_MASKCALL;
+        if (strchr(smask, 'r')) mask |= LUA_MASKRET;
+        if (strchr(smask, 'l')) mask |= LUA_MASKLINE;
+        if (count > 0) mask |= LUA_MASKCOUNT;
+    }
+    if (L != L1 && !lua_checkstack(L1, 1)) return luaL_error(L, "stack overflow");
+    if (!luaL_getsubtable(L, LUA_REGISTRYINDEX, HOOKKEY)) {
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_pushvalue(L, -1);
+        lua_setmetatable(L, -2);
+    }
+    lua_pushthread(L1);
+    lua_xmove(L1, L, 1);
+    lua_pushvalue(L, arg + 1);
+    lua_rawset(L, -3);
+    if (!luaL_getsubtable(L, LUA_REGISTRYINDEX, USER_HOOKS)) {
         lua_createtable(L, 0, 1);
         lua_pushliteral(L, "k");
         lua_setfield(L, -2, "__mode");
         lua_setmetatable(L, -2);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, LUA_REGISTRYINDEX, USER_HOOKS);
     }
-    lua_pushthread(co);
-    lua_xmove(co, L, 1);
-    if (hook == NULL) {
+    lua_pushthread(L1);
+    lua_xmove(L1, L, 1);
+    if (func == NULL) {
         lua_pushnil(L);
     } else {
-        UserHook *saved = lua_newuserdatauv(L, sizeof(UserHook), 0);
-        saved->hook = hook;
-        saved->mask = lua_gethookmask(co);
-        saved->count = lua_gethookcount(co);
+        UserHook *noted = lua_newuserdatauv(L, sizeof(UserHook), 0);
+        noted->hook = func;
+        noted->mask = mask;
+        noted->count = count;
     }
     lua_rawset(L, -3);
     shim_budget(L)->user_hooks = 1;
+    lua_sethook(L1, func, mask, count);
     return 0;
 }
 
-int shim_compose_sethook(lua_State *L) {
-    luaL_checktype(L, 1, LUA_TFUNCTION);
-    lua_settop(L, 1);
-    lua_pushcclosure(L, lib_sethook, 1);
-    return 1;
+/// debug.gethook (ldblib.c's db_gethook), reporting the hook debug.sethook set also while the
+/// limit hook stands in for it.
+static int lib_gethook(lua_State *L) {
+    int arg;
+    lua_State *L1 = hook_thread(L, &arg);
+    char buff[5];
+    UserHook h = {lua_gethook(L1), lua_gethookmask(L1), lua_gethookcount(L1)};
+    if (h.hook == shim_hook) h = noted_hook(L, L1);
+    if (h.hook == NULL) {
+        luaL_pushfail(L);
+        return 1;
+    } else if (h.hook != lua_function_hook) {
+        lua_pushliteral(L, "external hook");
+    } else {
+        lua_getfield(L, LUA_REGISTRYINDEX, HOOKKEY);
+        if (L != L1 && !lua_checkstack(L1, 1)) return luaL_error(L, "stack overflow");
+        lua_pushthread(L1);
+        lua_xmove(L1, L, 1);
+        lua_rawget(L, -2);
+        lua_remove(L, -2);
+    }
+    int i = 0;
+    if (h.mask & LUA_MASKCALL) buff[i++] = 'c';
+    if (h.mask & LUA_MASKRET) buff[i++] = 'r';
+    if (h.mask & LUA_MASKLINE) buff[i++] = 'l';
+    buff[i] = '\0';
+    lua_pushstring(L, buff);
+    lua_pushinteger(L, h.count);
+    return 3;
+}
+
+int shim_open_debughooks(lua_State *L) {
+    lua_getglobal(L, "debug");
+    luaL_checktype(L, -1, LUA_TTABLE);
+    lua_pushcfunction(L, lib_sethook);
+    lua_setfield(L, -2, "sethook");
+    lua_pushcfunction(L, lib_gethook);
+    lua_setfield(L, -2, "gethook");
+    return 0;
 }
 
 /// The count hook, armed by the limit watch (every instruction while armed): stops the code at

@@ -67,6 +67,15 @@ public struct SignalKStreamConfiguration: Sendable {
         self.url = u
     }
 
+    /// The server's HTTP root (`http(s)://host:port`) for REST: where a refused upgrade is explained.
+    public var serverRoot: URL {
+        var c = URLComponents(url: url, resolvingAgainstBaseURL: true)!
+        c.scheme = c.scheme == "wss" ? "https" : "http"
+        c.path = ""
+        c.query = nil
+        return c.url!
+    }
+
     /// The URL actually connected to, with the query parameters (and `token` when ``tokenInQuery``).
     public func connectURL(token: String? = nil) -> URL {
         var c = URLComponents(url: url, resolvingAgainstBaseURL: true)!
@@ -118,6 +127,10 @@ public enum SignalKStreamEvent: Sendable {
     /// The stream closed the connection because the server broke a bound
     /// (``SignalKStreamError``); a reconnect follows. Emitted before the state change.
     case connectionError(SignalKStreamError)
+    /// The server refused the upgrade because of the token (HTTP 401/403: invalid, expired or
+    /// revoked; ``SignalKClientError/unauthorized(status:message:)``). Reconnects go on, asking the
+    /// token provider again. Emitted before the state change.
+    case unauthorized(SignalKClientError)
 }
 
 /// The Signal K WebSocket stream (contract §3): connects with `subscribe=none`, reads the hello,
@@ -134,9 +147,11 @@ public enum SignalKStreamEvent: Sendable {
 ///   (``droppedEventCount``); the store is always updated.
 /// - **Tokens**: sent as `Authorization: Bearer` on the upgrade (or `?token=` when configured),
 ///   never inside messages.
-/// - **Limitation**: WSClient reports a refused upgrade without its HTTP status, so a 401 cannot be
-///   told apart from other refusals; the stream keeps retrying with backoff (check the token with
-///   ``SignalKREST/get(_:)`` of `self`).
+/// - **A refused token**: WSClient reports a refused upgrade without its HTTP status, so when an
+///   upgrade that carried a token is refused, the stream asks `GET /signalk/v1/api/self` with the
+///   same token (contract §7: 401 means invalid). A 401/403 there is reported as
+///   ``SignalKStreamEvent/unauthorized(_:)`` and kept in ``authFailure``; the stream keeps
+///   retrying with backoff, asking the token provider each time.
 public actor SignalKStream {
     /// The store the deltas are applied to.
     public nonisolated let store: SignalKStore
@@ -162,6 +177,8 @@ public actor SignalKStream {
     /// Why the stream last closed a connection itself (a message too large or unfinished); kept
     /// after reconnecting, so a server that keeps doing it stays visible.
     public private(set) var lastError: SignalKStreamError?
+    /// Why the server last refused the token at the upgrade (cleared by the next hello).
+    public private(set) var authFailure: SignalKClientError?
 
     private struct Key: Hashable { let context: String; let path: String }
     private var rows: [Key: SignalKSubscription] = [:]
@@ -431,6 +448,11 @@ public actor SignalKStream {
             }
         } catch {
             logger.debug("stream connection ended: \(error)")
+            if let token, !helloOnSocket, socketID == id, let refusal = await Self.tokenRefusal(configuration.serverRoot, token: token),
+               socketID == id {
+                authFailure = refusal
+                emit(.unauthorized(refusal))
+            }
         }
         gotHello = helloOnSocket
         if socketID == id {
@@ -439,6 +461,17 @@ public actor SignalKStream {
         }
         cont.finish()
         return gotHello
+    }
+
+    /// Whether `token` is why an upgrade failed: `GET /signalk/v1/api/self` with it answers 401/403
+    /// (contract §3.2, §7). `nil` when REST accepts it or cannot say.
+    static func tokenRefusal(_ server: URL, token: String) async -> SignalKClientError? {
+        do {
+            _ = try await SignalKREST(server: server, tokenProvider: { token }).get("self")
+        } catch let e as SignalKClientError {
+            if case .unauthorized = e { return e }
+        } catch {}
+        return nil
     }
 
     /// Reads a socket's messages (within `reader`'s bounds) and parses them off the actor, into
@@ -505,6 +538,7 @@ public actor SignalKStream {
             await store.apply(message)
             helloCount += 1
             helloOnSocket = true
+            authFailure = nil
             sentOnSocket.removeAll()
             setState(.connected(h))
             emit(.hello(h))

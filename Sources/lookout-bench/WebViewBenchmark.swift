@@ -101,7 +101,7 @@ struct WebViewBenchmark: Benchmark {
     }
 }
 
-/// Plain HTTP/1.1 over a loopback socket, for P10.
+/// Plain HTTP/1.1 over a loopback socket, for P11.
 enum LoopbackHTTP {
     /// The whole answer (headers and body) of `GET target`.
     static func get(port: Int, _ target: String, cookie: String?) throws -> Data {

@@ -30,6 +30,7 @@ struct Lookout: AsyncParsableCommand {
             DoctorCommand.self,
             DemoCommand.self,
             GarminCommand.self,
+            SignalKCommand.self,
             TestCommand.self,
             AckCommand.self,
             FeedbackCommand.self,

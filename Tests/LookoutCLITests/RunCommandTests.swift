@@ -386,9 +386,26 @@ final class RunCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertTrue(result.stderr.contains("main.lua:3:"), result.description)
     }
 
-    func testRequireCannotLoadCLibraries() throws {
-        let result = try runScript("print(package.loadlib == nil, package.cpath)", flags: ["--trusted"])
+    func testTheSandboxRequireCannotLoadCLibraries() throws {
+        let result = try runScript("print(package.loadlib == nil, package.cpath)")
         assertExit(result, 0)
         XCTAssertEqual(result.stdout, "true\t\n")
+    }
+
+    /// --trusted: stock's require (package.path, package.cpath, loadlib), searching the script's
+    /// folder first, so a module beside the script loads whatever the current folder is.
+    func testTrustedRequireIsStocksAndSearchesTheScriptFolderFirst() throws {
+        try writeFile("scripts/helper.lua", "return { where = 'script folder' }")
+        try writeFile("helper.lua", "return { where = 'current folder' }")
+        try writeFile(
+            "scripts/main.lua",
+            """
+            print(require("helper").where, type(package.loadlib), package.cpath ~= "")
+            print(package.path:find(arg[0]:match("^(.*)/") .. "/?.lua;", 1, true) == 1)
+            print(require("json") == json)
+            """)
+        let result = try lookout(["run", "--trusted", "scripts/main.lua"])
+        assertExit(result, 0)
+        XCTAssertEqual(result.stdout, "script folder\tfunction\ttrue\ntrue\ntrue\n")
     }
 }

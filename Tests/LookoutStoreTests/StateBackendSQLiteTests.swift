@@ -46,4 +46,13 @@ final class StateBackendSQLiteTests: XCTestCase {
     func testAuditRepeatsOnlyGrow() async throws { try await StateBackendBehaviour.auditRepeatsOnlyGrow(backend()) }
     func testOutboxQuotaPerScript() async throws { try await StateBackendBehaviour.outboxQuotaPerScript(backend()) }
     func testAckLinkEpisode() async throws { try await StateBackendBehaviour.ackLinkEpisode(backend()) }
+    func testLeasesHaveOneHolderAndGrowingFences() async throws {
+        try await StateBackendBehaviour.leasesHaveOneHolderAndGrowingFences(backend())
+    }
+    func testConcurrentAcquisitionsHaveOneWinner() async throws {
+        try await StateBackendBehaviour.concurrentAcquisitionsHaveOneWinner(backend())
+    }
+    func testFencedReservationNeedsTheLease() async throws {
+        try await StateBackendBehaviour.fencedReservationNeedsTheLease(backend())
+    }
 }

@@ -51,4 +51,6 @@ final class LuaScriptTests: XCTestCase {
     func testDocs() async throws { try await runLuaTestFile("test_docs.lua") }
     /// Issue 26: where Lookout's Lua differed from stock 5.4.4 (the file passes under `lua5.4` too).
     func testStock() async throws { try await runLuaTestFile("test_stock.lua") }
+    /// Issue 26: `--trusted` scripts get stock's print, debug hooks, binary chunks and require.
+    func testStockTrusted() async throws { try await runLuaTestFile("test_stock_trusted.lua") { $0.trusted = true } }
 }

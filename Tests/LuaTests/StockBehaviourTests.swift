@@ -84,7 +84,7 @@ final class StockBehaviourTests: XCTestCase {
             setmetatable({}, { __gc = function() finalized = true end })
             collectgarbage(); collectgarbage()
             print(finalized)
-            print(load("\\27Lua", "bin", "b"))
+            print(load(string.dump(function() return 7 end), "bin", "b")())
             """) { $0.trusted = true }
         XCTAssertEqual(outcome.exitCode, 0, "\(t.errors)")
         XCTAssertEqual(t.lines, [
@@ -93,7 +93,7 @@ final class StockBehaviourTests: XCTestCase {
             "incremental\tgenerational",
             "false\tbad argument #1 to 'collectgarbage' (invalid option 'bogus')",
             "true",
-            "nil\tattempt to load a binary chunk (Lookout loads text chunks only)",
+            "7",
         ])
     }
 

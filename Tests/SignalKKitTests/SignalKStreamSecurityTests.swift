@@ -1,5 +1,7 @@
 import Foundation
 import LookoutSim
+import LookoutTestSupport
+import LookoutWire
 import SignalKKit
 import XCTest
 
@@ -69,6 +71,38 @@ final class SignalKStreamSecurityTests: XCTestCase {
             _ = try await SignalKREST(server: r.base, tokenProvider: { skJWT(exp: nil) }).get("self")
             XCTFail("expected 401")
         } catch SignalKClientError.unauthorized(401, "bad auth token") {}
+    }
+
+    /// signalk-server answers a bad token at the upgrade with 401 and Primus's JSON error (§3.2),
+    /// not Hummingbird's 400; a good token still upgrades (101).
+    func testBadTokenUpgradeIsHTTP401() async throws {
+        let r = try await SignalKSecureSim.shared.get()
+        let port = try XCTUnwrap(r.base.port)
+        let upgrade = ["Host: 127.0.0.1:\(port)", "Upgrade: websocket", "Connection: Upgrade",
+                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+        for target in ["/signalk/v1/stream?subscribe=none&token=\(skJWT(exp: nil))", "/signalk/v1/stream?subscribe=none"] {
+            let headers = target.contains("token=") ? upgrade : upgrade + ["Authorization: Bearer " + skJWT(exp: nil)]
+            let answer = try RawHTTP.send(port: port, method: "GET", target: target, headers: headers)
+            XCTAssertEqual(answer.status, 401, target)
+            XCTAssertEqual(answer.headers["content-type"], "application/json")
+            XCTAssertEqual(try JSONValue.parse(Data(answer.body.utf8))["error"]?.stringValue, "bad auth token")
+        }
+        let good = try await adminToken(r)
+        let answer = try RawHTTP.send(port: port, method: "GET", target: "/signalk/v1/stream?subscribe=none",
+                                      headers: upgrade + ["Authorization: Bearer " + good], timeout: 2)
+        XCTAssertEqual(answer.status, 101)
+    }
+
+    /// The client reports the refused token as `unauthorized` (401), not as a generic failure.
+    func testBadTokenIsReportedAsUnauthorized() async throws {
+        let r = try await SignalKSecureSim.shared.get()
+        let (stream, log) = try await stream(r.base, token: skJWT(exp: nil))
+        defer { Task { await stream.close() } }
+        try await waitUntil("the refusal is reported") { await !log.refusals.isEmpty }
+        let refusals = await log.refusals
+        XCTAssertEqual(refusals.first, .unauthorized(status: 401, message: "bad auth token"))
+        let kept = await stream.authFailure
+        XCTAssertEqual(kept, .unauthorized(status: 401, message: "bad auth token"))
     }
 
     func testNoTokenGetsHelloOnlyAndCannotPublish() async throws {

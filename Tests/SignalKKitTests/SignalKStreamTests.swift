@@ -52,6 +52,7 @@ actor SignalKEventLog {
     private(set) var deltas: [SignalKDelta] = []
     private(set) var warnings: [String] = []
     private(set) var states: [SignalKConnectionState] = []
+    private(set) var refusals: [SignalKClientError] = []
     private var task: Task<Void, Never>?
 
     func attach(_ stream: SignalKStream) async {
@@ -64,6 +65,7 @@ actor SignalKEventLog {
         case .delta(let d, _): deltas.append(d)
         case .warning(let w): warnings.append(w)
         case .state(let s): states.append(s)
+        case .unauthorized(let e): refusals.append(e)
         default: break
         }
     }

@@ -257,6 +257,10 @@ function M.define(opts)
   if type(id) ~= "string" or not id:match("^[%w_%.%-]+$") then
     error("alert.define: opts.id: required, letters, digits, '-', '_' and '.' only", 2)
   end
+  -- A script bound to many profiles ([serve.bind], `script.lua@child1`) keeps one alert per profile.
+  local bound = host.script and host.script:match("@([^@]+)$")
+  local title = opts.title or id
+  if bound then id, title = id .. "." .. bound, title .. " (" .. bound .. ")" end
   if alerts[id] then error("alert.define: an alert '" .. id .. "' is already defined", 2) end
   if not opts.series then error("alert.define: opts.series: required (a function returning value, time)", 2) end
   if not opts.when then error("alert.define: opts.when: required (a condition such as alert.below(55))", 2) end
@@ -271,7 +275,7 @@ function M.define(opts)
     error("alert.define: opts.message: expected a string or a function(value, time)", 2)
   end
   local a = setmetatable({
-    id = id, title = opts.title or id, severity = severity, stale_severity = stale_severity, units = opts.units,
+    id = id, title = title, severity = severity, stale_severity = stale_severity, units = opts.units,
     series = opts.series, when = opts.when, clear = opts.clear or M.not_(opts.when),
     stale = duration(opts.stale or "15m", "alert.define: opts.stale"),
     notify = channels_arg(opts.notify or {}, "alert.define: opts.notify"),

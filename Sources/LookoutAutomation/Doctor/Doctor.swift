@@ -73,7 +73,9 @@ public struct Doctor: Sendable {
         do { store = try StateBackends.shared(paths: paths) } catch {
             return [DoctorCheck("state", .failure, "cannot open \(paths.databaseFile): \(error.description)")]
         }
-        var checks = [DoctorCheck("state", .ok, paths.databaseFile), roomCheck(store)]
+        var checks = await databaseChecks(store)
+        guard checks.first?.status != .failure else { return checks }
+        checks.append(roomCheck(store))
         do {
             let open = try await store.items(site: nil, states: [.pending, .failed], limit: 100_000)
             let failed = open.filter { $0.state == .failed }
@@ -95,6 +97,57 @@ public struct Doctor: Sendable {
         }
         return checks
     }
+
+    /// The state database: reachable and its schema, its audit log append-only in the database,
+    /// and (PostgreSQL) the clocks cluster leases depend on: this machine's and every live
+    /// instance's against the database's.
+    func databaseChecks(_ store: any StateBackend) async -> [DoctorCheck] {
+        let expected = StateStore.migrations.map(\.name)
+        let applied: [String]
+        let health: StateHealth
+        do {
+            applied = try await store.appliedMigrations()
+            health = try await store.health()
+        } catch {
+            return [DoctorCheck("state", .failure, "\(store.location): \(error.description)")]
+        }
+        var checks: [DoctorCheck] = []
+        let unknown = applied.filter { !expected.contains($0) }, missing = expected.filter { !applied.contains($0) }
+        if !unknown.isEmpty {
+            checks.append(DoctorCheck("state", .warning, "\(store.location): the schema is newer than this lookout "
+                                      + "(\(unknown.joined(separator: ", "))): upgrade lookout here before it serves"))
+        } else if !missing.isEmpty {
+            checks.append(DoctorCheck("state", .failure, "\(store.location): the schema lacks \(missing.joined(separator: ", ")) "
+                                      + "(run `lookout state migrate` as a role that may create tables)"))
+        } else {
+            checks.append(DoctorCheck("state", .ok, "\(store.location) (schema \(applied.last ?? "-"), \(applied.count) migrations)"))
+        }
+        checks.append(health.missingAuditProtections.isEmpty
+            ? DoctorCheck("audit", .ok, "append-only in the database (triggers refuse changes and deletions)")
+            : DoctorCheck("audit", .failure, "the audit log can be changed: missing \(health.missingAuditProtections.joined(separator: ", "))"))
+        guard !(store is StateStore) else { return checks }
+        let skew = Date().timeIntervalSince(health.now)
+        checks.append(DoctorCheck("clock", abs(skew) > Self.clockTolerance ? .warning : .ok,
+            String(format: "this machine's clock is %.2f s %@ the database's", abs(skew), skew >= 0 ? "ahead of" : "behind")
+                + (abs(skew) > Self.clockTolerance ? " (cluster leases and claims need it within \(Int(Self.clockTolerance)) s: run NTP)" : "")))
+        for name in health.clusters {
+            guard let view = try? await store.clusterView(cluster: name) else { continue }
+            let live = view.live
+            guard !live.isEmpty else { continue }
+            let off = live.filter { abs($0.clockSkew) > Self.clockTolerance }
+            let waiting = view.leases.count - view.held.count
+            var words = "\(live.count) live instance\(live.count == 1 ? "" : "s") (\(live.map(\.id).joined(separator: ", "))), "
+                + "\(view.held.count) of \(view.leases.count) pieces of work running"
+            if !off.isEmpty {
+                words += "; clocks off the database's: " + off.map { String(format: "%@ %+.1f s", $0.id, $0.clockSkew) }.joined(separator: ", ")
+            }
+            checks.append(DoctorCheck("cluster \(name)", off.isEmpty && waiting == 0 ? .ok : .warning, words))
+        }
+        return checks
+    }
+
+    /// How far apart clocks may be before doctor warns (leases last 15 s by default).
+    static let clockTolerance: TimeInterval = 2
 
     /// The database's size and the disk's free space, against `[state]`: a warning once
     /// scripts' writes are refused (the guard and the audit log keep working).
@@ -190,7 +243,10 @@ public struct Doctor: Sendable {
     func signalk(_ name: String, config: HostConfig) async -> DoctorCheck {
         let subject = "signalk.\(name)"
         let connection: SignalKConnection
-        do { connection = try SignalKConnection.profile(name, config: config, environment: environment) } catch {
+        do {
+            connection = try SignalKConnection.profile(name, config: config, environment: environment,
+                                                       tokens: URL(fileURLWithPath: paths.tokensDirectory, isDirectory: true))
+        } catch {
             return DoctorCheck(subject, .failure, Self.plain(error))
         }
         let server = Redaction.display(connection.server)
@@ -198,7 +254,8 @@ public struct Doctor: Sendable {
             let endpoints = try await SignalKREST.discover(server: connection.server)
             var words = "\(server): \(endpoints.serverId ?? "Signal K server") \(endpoints.serverVersion ?? "")"
                 .trimmingCharacters(in: .whitespaces)
-            let token = connection.token
+            // The token a script of the profile would send: the one stored by an access request, else the configured one.
+            let token = await connection.access?.token() ?? connection.token
             let provider: (@Sendable () async -> String?)? = token.map { t in { @Sendable in t } }
             let rest = SignalKREST(server: connection.server, tokenProvider: provider)
             let selfValue = try await rest.get("self")
@@ -210,8 +267,10 @@ public struct Doctor: Sendable {
             return DoctorCheck(subject, .ok, words)
         } catch let e as SignalKClientError {
             if case .unauthorized = e {
-                let why = connection.token == nil ? "the server needs a token (security is on): add token_env or token_file"
-                    : "the server refused the token: request a new one"
+                let stored = await connection.access?.token()
+                let why = (stored ?? connection.token) == nil
+                    ? "the server needs a token (security is on): run `lookout signalk token request \(name)`, or add token_env or token_file"
+                    : "the server refused the token: run `lookout signalk token request \(name)` for a new one"
                 return DoctorCheck(subject, .failure, "\(server): \(why)")
             }
             return DoctorCheck(subject, .failure, "\(server): \(e)")

@@ -1,5 +1,7 @@
 import Foundation
+import LookoutConfig
 import LookoutModules
+import LookoutStore
 import Lua
 
 /// `lookout serve`: runs every script of some files and folders, each in its own Lua state, for
@@ -21,17 +23,27 @@ public actor ServeSupervisor {
     /// Where scripts and components report.
     public nonisolated let health: HealthRegistry
     private let log: ServeLog
-    private var scripts: [String: (script: ServedScript, stamp: ScriptStamp)] = [:]
+    private var scripts: [String: (script: ServedScript, stamp: ScriptStamp, lease: ClusterLeaseHandle?)] = [:]
     private var watcher: Task<Void, Never>?
     private var stopping = false
+    private var scanning = false
+    private var scanAgain = false
+    /// With `serve --cluster`: runs only the scripts whose lease this instance holds.
+    public nonisolated let cluster: ClusterMember?
+    /// The profiles a script file is bound to (`[serve.bind]`); none: it runs once.
+    private let bindings: @Sendable (_ file: String) -> [ScriptBinding]
 
-    /// Creates a supervisor; `start()` runs the scripts.
+    /// Creates a supervisor; `start()` runs the scripts (with `cluster`, those it holds leases of;
+    /// a file with `bindings` once per profile).
     public init(discovery: ScriptDiscovery, factory: ServeScriptFactory, settings: ServeSettings = ServeSettings(),
-                health: HealthRegistry, log: @escaping ServeLog) {
+                health: HealthRegistry, cluster: ClusterMember? = nil,
+                bindings: @escaping @Sendable (_ file: String) -> [ScriptBinding] = { _ in [] }, log: @escaping ServeLog) {
         self.discovery = discovery
         self.factory = factory
         self.settings = settings
         self.health = health
+        self.cluster = cluster
+        self.bindings = bindings
         self.log = log
     }
 
@@ -40,6 +52,11 @@ public actor ServeSupervisor {
 
     /// Starts every script found and the file watcher.
     public func start() async {
+        if let cluster {
+            await cluster.setWork(Array(works(discovery.scan()).keys))
+            await cluster.start { [weak self] in await self?.rescan() }
+            await cluster.tick()
+        }
         await rescan()
         let interval = settings.pollInterval
         watcher = Task { [weak self] in
@@ -60,30 +77,76 @@ public actor ServeSupervisor {
     }
 
     /// Compares the files with what runs: starts new ones, reloads changed ones, stops removed ones.
+    /// In a cluster, only what this instance holds leases of runs: a script whose lease ended
+    /// (lost, or given up to balance the work) is stopped, and one whose lease was taken starts.
     public func rescan() async {
+        // One scan at a time (the file watcher and the cluster both ask): a request during a
+        // scan makes it run once more.
+        guard !scanning else { scanAgain = true; return }
+        scanning = true
+        defer { scanning = false }
+        repeat {
+            scanAgain = false
+            await scanOnce()
+        } while scanAgain && !stopping
+    }
+
+    private func scanOnce() async {
         guard !stopping else { return }
-        let found = discovery.scan()
-        for (file, entry) in scripts where found[file] == nil {
-            log("\(entry.script.name): file removed; stopping it")
-            scripts[file] = nil
-            await entry.script.stop()
-            health.removeScript(entry.script.name)
+        let onDisk = works(discovery.scan())
+        var found = onDisk
+        var leases: [String: ClusterLeaseHandle] = [:]
+        if let cluster {
+            await cluster.setWork(Array(found.keys))
+            for work in found.keys {
+                if let lease = await cluster.holding(work) { leases[work] = lease } else { found[work] = nil }
+            }
         }
-        for (file, stamp) in found.sorted(by: { $0.key < $1.key }) {
-            if let entry = scripts[file] {
-                guard entry.stamp != stamp else { continue }
-                log("\(entry.script.name): changed; reloading")
-                scripts[file] = nil
+        for (work, entry) in scripts where found[work] == nil {
+            log(onDisk[work] == nil
+                ? "\(work): \(cluster == nil ? "file removed or unbound" : "gone from the folder"); stopping it"
+                : "\(work): its lease moved on; stopping it here")
+            scripts[work] = nil
+            await entry.script.stop()
+            health.removeScript(work)
+            await cluster?.workStopped(work)
+        }
+        for (work, unit) in found.sorted(by: { $0.key < $1.key }) {
+            let lease = leases[work]
+            if let entry = scripts[work] {
+                guard entry.stamp != unit.stamp || entry.lease !== lease else { continue }
+                log("\(work): " + (entry.stamp != unit.stamp ? "changed; reloading" : "lease taken again under a new fence; restarting"))
+                scripts[work] = nil
                 await entry.script.stop()
             } else {
-                log("\((file as NSString).lastPathComponent): starting")
+                log("\(work): starting" + (lease.map { " (lease fence \($0.fence.fence))" } ?? ""))
             }
             guard !stopping else { return }
-            let script = ServedScript(file: file, factory: factory, settings: settings, health: health, log: log)
-            scripts[file] = (script, stamp)
+            let script = ServedScript(file: unit.file, name: work, factory: factory, settings: settings, health: health,
+                                      lease: lease, log: log)
+            scripts[work] = (script, unit.stamp, lease)
             await script.start()
         }
     }
+
+    /// The pieces of work of the files found: a file runs once, or once per profile it is bound
+    /// to (`[serve.bind]`: `low-alert.lua@child1`), keyed by work name.
+    private func works(_ files: [String: ScriptStamp]) -> [String: (file: String, stamp: ScriptStamp)] {
+        var result: [String: (file: String, stamp: ScriptStamp)] = [:]
+        for (file, stamp) in files {
+            let bound = bindings(file)
+            if bound.isEmpty {
+                result[Self.workName(file)] = (file, stamp)
+            } else {
+                for binding in bound { result[Self.workName(file) + "@" + binding.profile] = (file, stamp) }
+            }
+        }
+        return result
+    }
+
+    /// The cluster's name for a script's work: its file name (the same on every instance that
+    /// serves the same folder).
+    public static func workName(_ file: String) -> String { (file as NSString).lastPathComponent }
 
     /// Stops watching and drains every script: no new runs start, running tasks get the drain
     /// deadline, then everything is closed. Outbox items not yet sent stay queued for next time.
@@ -96,5 +159,6 @@ public actor ServeSupervisor {
         await withTaskGroup(of: Void.self) { group in
             for script in all { group.addTask { await script.stop() } }
         }
+        await cluster?.leave()
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import LookoutWire
 import LookoutConfig
 import LookoutModules
+import LookoutStore
 import Lua
 
 /// One script under `serve`: runs it in its own Lua state, restarts it with backoff when it
@@ -25,10 +26,15 @@ actor ServedScript {
     private var process: Process?
     private var stopping = false
     private var restarts = 0
+    /// The cluster lease it runs under (`serve --cluster`).
+    private let lease: ClusterLeaseHandle?
 
-    init(file: String, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry, log: @escaping ServeLog) {
+    /// `name` is the file's name, or `file.lua@profile` for one binding of it (`[serve.bind]`).
+    init(file: String, name: String? = nil, factory: ServeScriptFactory, settings: ServeSettings, health: HealthRegistry,
+         lease: ClusterLeaseHandle? = nil, log: @escaping ServeLog) {
         self.file = file
-        self.name = (file as NSString).lastPathComponent
+        self.lease = lease
+        self.name = name ?? (file as NSString).lastPathComponent
         self.factory = factory
         self.settings = settings
         self.health = health
@@ -111,6 +117,15 @@ actor ServedScript {
         let watch = RunWatch()
         var options = factory.options(file)
         options.timeLimit = 0  // a served script runs for as long as serve does
+        options.lease = lease
+        if options.name != name {
+            // One binding of a file: its own name (store, alerts, health) and a prefix on its lines.
+            let profile = name.split(separator: "@").last.map(String.init) ?? name
+            let output = options.output, warnings = options.warnings
+            options.name = name
+            options.output = { output("(\(profile)) " + $0) }
+            options.warnings = { warnings("(\(profile)) " + $0) }
+        }
         let name = self.name
         let health = self.health
         let log = self.log

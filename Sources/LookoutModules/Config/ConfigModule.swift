@@ -30,6 +30,10 @@ public struct ConfigModule: LuaModule {
         ], prefix: "config.", on: stack)
         stack.push(config.filePath ?? config.fileName)
         stack.setField("file", in: -2)
+        if let binding = Self.binding(of: engine.options.name, config: config).binding {
+            stack.push(LuaValue.object(["service": .text(binding.service), "profile": .text(binding.profile)]))
+            stack.setField("binding", in: -2)
+        }
     }
 
     /// Makes a value from its parts.
@@ -41,7 +45,25 @@ public struct ConfigModule: LuaModule {
 extension ConfigModule {
     /// `defaults` overlaid with `[scripts."NAME".settings]`: every configured key must be one of
     /// the defaults' keys and of the same kind (number, string, boolean, list or table).
-    static func settings(_ defaults: [String: LuaValue], config: HostConfig, script: String, call: LuaCall) throws(LuaRaise)
+    /// A script bound to a profile (`[serve.bind]`, its name `script.lua@profile`) gets that
+    /// profile as its `site` or `boat` setting, whatever the config says.
+    static func settings(_ defaults: [String: LuaValue], config: HostConfig, script name: String, call: LuaCall) throws(LuaRaise)
+        -> [String: LuaValue]
+    {
+        let (script, binding) = binding(of: name, config: config)
+        var merged = try configured(defaults, config: config, script: script)
+        if let binding, merged[binding.setting] != nil { merged[binding.setting] = .text(binding.profile) }
+        return merged
+    }
+
+    /// The script's file name and its binding, from its name under `serve` (`low-alert.lua@child1`).
+    static func binding(of name: String, config: HostConfig) -> (script: String, binding: ScriptBinding?) {
+        guard let at = name.lastIndex(of: "@") else { return (name, nil) }
+        let script = String(name[..<at]), profile = String(name[name.index(after: at)...])
+        return (script, config.serveBindings(file: script).first { $0.profile == profile })
+    }
+
+    private static func configured(_ defaults: [String: LuaValue], config: HostConfig, script: String) throws(LuaRaise)
         -> [String: LuaValue]
     {
         guard let entry = config.scriptEntry(file: script), let table = entry.value.tableValue?["settings"]?.tableValue else {

@@ -39,7 +39,7 @@ struct NightscoutRemote: Sendable {
     /// The question to ask before sending, when a terminal user is there to answer.
     var confirmation: (@Sendable (String) async -> Bool)? { confirmationBox?.asker }
 
-    private static let guards = Locked<[String: RemoteCommandGuard]>([:])
+    private static let guards = Locked<[String: (fence: LeaseFence?, guard: RemoteCommandGuard)]>([:])
 
     /// Resolved site keys by URL, with when they were resolved (looked up again after `resolvedFor`).
     private static let resolved = Locked<[String: (keys: [String], at: Date)]>([:])
@@ -75,14 +75,19 @@ struct NightscoutRemote: Sendable {
     /// The process's guard for this site, limits and state database. A guard made with other
     /// limits (the config changed) is replaced; budgets live in the database, so nothing is
     /// forgotten.
-    func guardian() throws -> RemoteCommandGuard {
+    /// A script running under a cluster lease (`fence`) gets a guard whose ledger checks the
+    /// lease in every reservation's transaction (``FencedLedger``), one per piece of work.
+    func guardian(fence: LeaseFence? = nil) throws -> RemoteCommandGuard {
         let store = try openStore()
         let limits = settings.limits
-        let key = store.identity + "\n" + site + "\n" + (limits.live ? "live" : "dry-run")
+        let key = store.identity + "\n" + site + "\n" + (limits.live ? "live" : "dry-run") + "\n" + (fence?.work ?? "")
         return try Self.guards.withLock { guards in
-            if let existing = guards[key], existing.limits == limits { return existing }
-            let made = try RemoteCommandGuard(limits: limits, ledger: store)
-            guards[key] = made
+            if let existing = guards[key].flatMap({ $0.fence == fence ? $0.guard : nil }), existing.limits == limits {
+                return existing
+            }
+            let made = try fence.map { try RemoteCommandGuard(limits: limits, ledger: FencedLedger(store: store, fence: $0)) }
+                ?? RemoteCommandGuard(limits: limits, ledger: store)
+            guards[key] = (fence, made)
             return made
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Lua
 import NightscoutKit
+import LookoutStore
 
 /// Loop remote commands: `bolus`, `carbs`, `override`, `cancel_override` (and the toggles Loop
 /// cannot receive through Nightscout, which say so). Every command passes the site's therapy
@@ -119,6 +120,9 @@ extension NightscoutSite {
         var queue: String
         var label: String
         var source: String
+        /// The cluster lease the script runs under: reservations check it in the database, and
+        /// nothing is sent once it ended (checked again after the wait for a one-time code).
+        var lease: ClusterLeaseHandle?
         var notes: String?
         /// Seconds to wait for Loop's answer on the 1.0 path (0: do not wait).
         var wait: TimeInterval
@@ -129,6 +133,7 @@ extension NightscoutSite {
             queue = site.queue
             label = site.label
             source = call.engine.options.name
+            lease = call.engine.options.lease as? ClusterLeaseHandle
             notes = opts["notes"]?.text
             wait = opts["wait"] == .bool(false) ? 0
                 : opts["wait"].map { (try? NightscoutTimeArgument.duration($0, what: "")) ?? defaultWait } ?? defaultWait
@@ -165,7 +170,7 @@ extension NightscoutSite {
     /// Passes `command` through the guard for the site (Remote 1.0 and 2.0 share its budgets,
     /// duplicates and audit log, as do every profile and process naming the site).
     static func authorize(_ command: LoopCommand, shown: String?, _ r: RemoteRequest) async throws -> Authorization {
-        let guardian = try r.remote.guardian()
+        let guardian = try r.remote.guardian(fence: r.lease?.fence)
         let description = AuditCommand(command).description
         let keys = await r.remote.budgetKeys(client: r.client)
         switch await guardian.authorize(command, site: r.remote.site, keys: keys, source: r.source) {
@@ -214,14 +219,23 @@ extension NightscoutSite {
     /// `wait`, else not sent (`err.code == "otp_in_use"`). A failure is reported and returned.
     static func preflightCode(_ ticket: RemoteCommandTicket, _ r: RemoteRequest, guardian: RemoteCommandGuard) async -> Preflight {
         if let refused = await checks(ticket, r, guardian: guardian) { return .stop(refused) }
-        guard ticket.command.needsOTP, let otp = r.remote.settings.otp else { return .send(nil) }
+        guard ticket.command.needsOTP, let otp = r.remote.settings.otp else { return await leaseCheck(ticket, r, guardian, .send(nil)) }
         switch await guardian.oneTimeCode(for: ticket, otp: otp, wait: r.wait) {
-        case .success(let claimed): return .send(claimed)
+        case .success(let claimed): return await leaseCheck(ticket, r, guardian, .send(claimed))
         case .failure(let refusal):
             let code = if case .codeInUse = refusal { "otp_in_use" } else { "unavailable" }
             return .stop(await failed(ticket, guardian: guardian, code, refusal.description,
                                       outcome: .failed(detail: refusal.description)))
         }
+    }
+
+    /// `decided`, unless the script's cluster lease ended meanwhile: then the command is not
+    /// sent (audited `failed`, its reservation given back) and the script gets `err.code == "lease"`.
+    static func leaseCheck(_ ticket: RemoteCommandTicket, _ r: RemoteRequest, _ guardian: RemoteCommandGuard,
+                           _ decided: Preflight) async -> Preflight {
+        guard let refusal = r.lease?.refusal() else { return decided }
+        return .stop(await failed(ticket, guardian: guardian, "lease", "not sent: \(refusal)",
+                                  outcome: .failed(detail: "not sent: \(refusal)")))
     }
 
     /// What `preflightCode` decided: send (with the claimed code and its time, if one is

@@ -20,13 +20,17 @@ final class SignalKLuaBoat: LuaObject {
     public let label: String
     private let pump: Task<Void, Never>
     private(set) var isClosed = false
+    /// The profile's token and access requests (`nil` for `connect{url=…}`).
+    let access: SignalKProfileAccess?
 
-    init(stream: SignalKStream, rest: SignalKREST, feed: SignalKFeed, pump: Task<Void, Never>, label: String) {
+    init(stream: SignalKStream, rest: SignalKREST, feed: SignalKFeed, pump: Task<Void, Never>, label: String,
+         access: SignalKProfileAccess? = nil) {
         self.stream = stream
         self.rest = rest
         self.feed = feed
         self.pump = pump
         self.label = label
+        self.access = access
     }
 
     deinit { shutdown() }
@@ -76,9 +80,10 @@ final class SignalKLuaBoat: LuaObject {
             let path = try call.string(1)
             let stream = boat.stream, rest = boat.rest
             let cached = call.engine.clock.virtual == nil  // virtual time (lookout test): what the server has now
+            let access = boat.access
             return try wait(call, "signalk get \(path)", {
                 if cached, let v = await stream.store.value(path) { return v }
-                return SignalKLuaValues.leafValue(try await rest.get(path))
+                return SignalKLuaValues.leafValue(try await authorized(access, rest) { try await rest.get(path) })
             }) { stack, value in
                 SignalKLuaValues.push(value, on: stack)
                 return 1
@@ -90,9 +95,9 @@ final class SignalKLuaBoat: LuaObject {
             guard !path.isEmpty, !path.hasPrefix("vessels.") else {
                 throw call.argumentError(1, "expected a path of the own vessel such as \"navigation.speedOverGround\"")
             }
-            let rest = boat.rest
+            let rest = boat.rest, access = boat.access
             return try wait(call, "signalk meta \(path)", {
-                try await rest.get(path: path + ".meta", context: "vessels.self")
+                try await authorized(access, rest) { try await rest.get(path: path + ".meta", context: "vessels.self") }
             }) { stack, value in
                 SignalKLuaValues.push(value, on: stack)
                 return 1
@@ -106,8 +111,8 @@ final class SignalKLuaBoat: LuaObject {
                 throw call.argumentError(2, e.description)
             }
             if let recorded = SideEffectRecorder.put(call, boat: boat.label, path: path, value: value) { return recorded }
-            let rest = boat.rest
-            return try wait(call, "signalk put \(path)", { try await rest.put(path, value: value) }) { stack, result in
+            let rest = boat.rest, access = boat.access
+            return try wait(call, "signalk put \(path)", { try await authorized(access, rest) { try await rest.put(path, value: value) } }) { stack, result in
                 var fields: [String: LuaValue] = ["state": .text(result.state), "statusCode": .int(Int64(result.statusCode))]
                 if let m = result.message { fields["message"] = .text(m) }
                 if let r = result.requestId { fields["requestId"] = .text(r) }

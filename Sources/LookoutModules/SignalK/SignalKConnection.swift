@@ -21,6 +21,8 @@ public struct SignalKConnection: Sendable {
     var rowsContext = SignalKContext.selfAlias
     /// How long `connect` waits for the hello.
     public var timeout: Double
+    /// The profile's token store and access requests (profiles only; `connect{url=…}` has none).
+    public var access: SignalKProfileAccess?
 
     static let defaultTimeout: Double = 10
     /// Capacity of the stream's event buffer towards the boat's pump (oldest dropped).
@@ -49,8 +51,13 @@ public struct SignalKConnection: Sendable {
     static func mode(_ text: String) -> SignalKSubscribeMode? { SignalKSubscribeMode(rawValue: text) }
 
     /// From `[signalk.NAME]`: `url`, optional `token_env`/`token_file`, `subscribe` ("self",
-    /// "all" or "none"; default "self") and `timeout` (for the first hello).
-    public static func profile(_ name: String, config: HostConfig, environment: [String: String]) throws -> SignalKConnection {
+    /// "all" or "none"; default "self"), `timeout` (for the first hello) and `access` (the opt-in
+    /// to access requests, ``SignalKAccessPolicy``). With `tokens` (the state's token directory)
+    /// the connection has a ``SignalKProfileAccess``: the token stored for the profile is used
+    /// before the configured one.
+    public static func profile(_ name: String, config: HostConfig, environment: [String: String], tokens: URL? = nil) throws
+        -> SignalKConnection
+    {
         guard let profile = config.profile(service: "signalk", name: name) else {
             let known = config.profiles(service: "signalk")
             throw LuaErrorInfo(code: "config", message: "no [signalk.\(name)] profile in \(config.fileName)"
@@ -62,11 +69,18 @@ public struct SignalKConnection: Sendable {
             let modeText = try profile.string("subscribe") ?? "self"
             guard let mode = mode(modeText) else { throw profile.error(key: "subscribe", "expected \"self\", \"all\" or \"none\"") }
             let timeout = try profile.duration("timeout") ?? defaultTimeout
+            let policy = try SignalKAccessPolicy.parse(profile)
+            var c: SignalKConnection
             do {
-                return try make(url: url, token: token, label: name, mode: mode, timeout: timeout)
+                c = try make(url: url, token: token, label: name, mode: mode, timeout: timeout)
             } catch {
                 throw profile.error(key: "url", String(describing: error))
             }
+            if let tokens {
+                c.access = SignalKProfileAccess.shared(profile: name, server: c.server, directory: tokens, policy: policy,
+                                                       configuredToken: token)
+            }
+            return c
         } catch let error as ConfigError {
             throw LuaErrorInfo(code: "config", message: error.description, service: "signalk")
         }

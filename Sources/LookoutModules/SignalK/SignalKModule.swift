@@ -21,6 +21,8 @@ public struct SignalKModule: LuaModule {
 
     /// Where connections report whether they are up (`lookout serve`'s health), if anywhere.
     let health: HealthRegistry?
+    /// Where profiles' tokens from access requests are kept (`<state>/tokens`).
+    let tokens: URL
 
     /// A module that finds profiles in `config` and their secrets in `environment`; connections report to `health` when given.
     public init(config: HostConfig, paths: LookoutPaths, environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -28,16 +30,18 @@ public struct SignalKModule: LuaModule {
         self.config = config
         self.environment = environment
         self.health = health
+        tokens = URL(fileURLWithPath: paths.tokensDirectory, isDirectory: true)
     }
 
     public func push(into engine: LuaEngine, stack: LuaStack) throws {
-        engine.register(type: SignalKLuaBoat.type, methods: SignalKLuaBoat.methods.merging(SignalKLuaBoat.publishMethods) { a, _ in a })
+        engine.register(type: SignalKLuaBoat.type, methods: SignalKLuaBoat.methods.merging(SignalKLuaBoat.publishMethods) { a, _ in a }
+            .merging(SignalKLuaBoat.accessMethods) { a, _ in a })
         try SignalKLuaBoat.installStreamMethods(engine: engine, stack: stack)
-        let config = self.config, environment = self.environment, health = self.health
+        let config = self.config, environment = self.environment, health = self.health, tokens = self.tokens
         engine.pushLibrary([
             "connect": { call in
                 if let name = call.stack.string(at: call.index(1)) {
-                    return try Self.connect(call, health: health) { try SignalKConnection.profile(name, config: config, environment: environment) }
+                    return try Self.connect(call, health: health) { try SignalKConnection.profile(name, config: config, environment: environment, tokens: tokens) }
                 }
                 guard call.stack.kind(at: call.index(1)) == .table else {
                     throw call.argumentError(1, "profile name or options table expected, got \(call.stack.typeName(at: call.index(1)))")
@@ -105,7 +109,8 @@ public struct SignalKModule: LuaModule {
         }
         let reporter = health.map { SignalKHealthReporter(health: $0, name: "signalk:" + c.label, script: call.engine.options.name) }
         return try SignalKLuaBoat.wait(call, "signalk connect \(c.label)", { try await open(c, reporter: reporter) }) { [engine = call.engine] stack, opened in
-            let boat = SignalKLuaBoat(stream: opened.stream, rest: opened.rest, feed: opened.feed, pump: opened.pump, label: c.label)
+            let boat = SignalKLuaBoat(stream: opened.stream, rest: opened.rest, feed: opened.feed, pump: opened.pump, label: c.label,
+                                      access: c.access)
             engine.anchor(boat)
             engine.push(object: boat, type: SignalKLuaBoat.type, on: stack)
             return 1
@@ -115,10 +120,50 @@ public struct SignalKModule: LuaModule {
     /// Connects: the pump reads the stream's events from the start, so the first state change
     /// that settles the connection (hello, or a failed first attempt) ends the wait.
     static func open(_ c: SignalKConnection, reporter: SignalKHealthReporter? = nil) async throws -> Opened {
-        let token = c.token
-        let provider: (@Sendable () async -> String?)? = token.map { t in { @Sendable () async -> String? in t } }
-        let stream = SignalKStream(configuration: c.configuration, tokenProvider: provider)
+        do {
+            return try await openOnce(c, reporter: reporter)
+        } catch let e as LuaErrorInfo where e.code == "auth" {
+            // A refused or missing token: with the profile's opt-in, request access, wait, and try again.
+            guard let access = c.access, let policy = access.policy else { throw e }
+            let state: SignalKTokenState
+            do {
+                state = try await access.request(description: policy.description, permissions: policy.permissions, wait: policy.wait)
+            } catch let refusal as SignalKAccessRefusal {
+                throw refusal.luaError
+            }
+            guard state == .valid else {
+                throw LuaErrorInfo(code: "auth", message: "no token for [signalk.\(access.profile)] yet: the access request is "
+                    + state.rawValue + (state == .pending ? " (approve it on the server)" : ""), retryable: state == .pending,
+                    status: e.status, service: "signalk")
+            }
+            return try await openOnce(c, reporter: reporter)
+        }
+    }
+
+    /// The token a connection sends: the profile's (stored, else configured), or the literal one.
+    static func tokenProvider(_ c: SignalKConnection) -> (@Sendable () async -> String?)? {
+        if let access = c.access { return { await access.token() } }
+        return c.token.map { t in { @Sendable () async -> String? in t } }
+    }
+
+    /// One attempt of ``open(_:reporter:)``.
+    static func openOnce(_ c: SignalKConnection, reporter: SignalKHealthReporter?) async throws -> Opened {
+        let provider = tokenProvider(c)
+        let token = await provider?()
+        let access = c.access
         let rest = SignalKREST(server: c.server, tokenProvider: provider)
+        if token == nil {
+            // No token: a secured server would give the hello and then silence (§3.2); ask REST
+            // first, so the script learns at once that it needs a token.
+            do { _ = try await rest.get("self") } catch let e as SignalKClientError {
+                if case .unauthorized = e {
+                    var info = LuaErrorInfo.signalk(e)
+                    info.message += "; " + (access?.hint ?? "the server wants a token: pass token = … or use a [signalk.NAME] profile")
+                    throw info
+                }
+            } catch {}
+        }
+        let stream = SignalKStream(configuration: c.configuration, tokenProvider: provider)
         let feed = SignalKFeed()
         let gate = SignalKConnectGate()
         let events = await stream.eventBatches()
@@ -146,6 +191,9 @@ public struct SignalKModule: LuaModule {
                     case .connectionError(let e):
                         feed.setError(e)
                         reporter?.error(e)
+                    case .unauthorized:
+                        // The token was refused at a reconnect: forget it and, with the opt-in, ask again.
+                        if let access { Task { await access.refused(await access.token()) } }
                     default: break
                     }
                 }
@@ -178,7 +226,12 @@ public struct SignalKModule: LuaModule {
             // on REST alike, §3.2).
             if code == "network" {
                 do { _ = try await rest.get("self") } catch let e as SignalKClientError {
-                    if case .unauthorized = e, token != nil { throw LuaErrorInfo.signalk(e) }
+                    if case .unauthorized = e, token != nil {
+                        await access?.refused(token)
+                        var info = LuaErrorInfo.signalk(e)
+                        if let access, access.policy == nil { info.message += "; " + access.hint }
+                        throw info
+                    }
                     if case .transport(let text) = e {
                         let reason = text.range(of: ": ").map { String(text[$0.upperBound...]) } ?? text
                         message = "cannot connect to \(where_): \(reason)"

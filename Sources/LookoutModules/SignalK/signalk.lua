@@ -10,7 +10,7 @@
 --- Methods wait without blocking other tasks and return `nil, err` on failure, with
 --- `err.service == "signalk"` and `err.code` one of "config", "network", "timeout", "closed",
 --- "http" (`err.status`), "auth", "request_failed" (`err.status`, `err.state`),
---- "invalid_response", "invalid", "access", "discovery" or "cancelled"; `err.retryable` says
+--- "invalid_response", "invalid", "access", "rate_limited", "discovery" or "cancelled"; `err.retryable` says
 --- whether trying later may help. Wrong argument types raise.
 ---
 --- Values keep Signal K's SI units (radians, m/s, kelvin; see `signalk.units`) and the JSON
@@ -29,7 +29,15 @@ local signalk = {}
 --- Opens a boat: a config profile name (`[signalk.NAME]` in config.toml) or options.
 --- Context: task only (waits for the server's hello).
 --- Notes: the profile has `url`, optionally `token_env`/`token_file`, `subscribe = "self"`
---- ("self", "all" or "none") and `timeout = "10s"`. Returns `nil, err` when the profile is missing
+--- ("self", "all" or "none"), `timeout = "10s"` and `access = {description = "…", wait = "5m",
+--- permissions = "readwrite"}`, the opt-in to access requests: a token the server refuses (no
+--- token, expired or revoked; HTTP 401 on REST or at the WebSocket upgrade) is then requested
+--- from the server, waited for up to `wait`, stored for the profile (0600, never visible to
+--- scripts) and the connection or call tried again. Without the opt-in such a refusal is
+--- `nil, err` with `err.code == "auth"` saying how to get a token (`lookout signalk token
+--- request NAME`). A profile's stored token is used before its `token_env`/`token_file`.
+--- A connection without a token to a server that wants one fails at once with `"auth"` (not
+--- with the hello and then silence). Returns `nil, err` when the profile is missing
 --- (`err.code == "config"`), when the first connection attempt fails (`"network"`: refused,
 --- unreachable, or no hello), or when no hello came within the timeout (`"timeout"`). After
 --- that, a lost connection is re-established in the background and subscriptions are re-sent.
@@ -274,6 +282,41 @@ function Boat:on(pattern, fn) end
 ---@return signalk.PutResult|nil result
 ---@return table|nil err
 function Boat:put(path, value) end
+
+---@class signalk.request_access_options
+---@field description? string what the server's administrator sees (1 to 200 characters; default the profile's access.description)
+---@field permissions? "readonly"|"readwrite" what to ask for (default the profile's access.permissions, else the administrator chooses)
+---@field wait? number|string how long to wait for the decision: seconds or "5m" (default the profile's access.wait, else 0: do not wait; at most 1h)
+
+--- Asks the server for a device token for this boat's profile (contract §6: POST
+--- /signalk/v1/access/requests, then polling), unless a valid one is stored, and waits up to
+--- `opts.wait` for the administrator. Returns the token's state then: "valid" (approved and
+--- stored), "denied", or "pending" (the request goes on in the background; a later connect or
+--- call uses the token once approved). The token is never given to the script.
+--- Context: task only (may wait).
+--- Notes: only for profile connections (`signalk.connect "NAME"`; `nil, err` with
+--- `err.code == "config"` for `connect{url=…}`). One request runs per profile for the whole
+--- process; a new one is sent at most once a minute (`err.code == "rate_limited"`), and none
+--- after a denial (`err.code == "auth"`) until a person runs `lookout signalk token request NAME`.
+--- ```lua
+--- local state, err = boat:request_access { description = "anchor watch on the chart table", wait = "5m" }
+--- if state ~= "valid" then log.warn("no token yet: " .. tostring(state or err)) end
+--- ```
+---@param opts? signalk.request_access_options
+---@return "valid"|"pending"|"denied"|nil state
+---@return table|nil err
+function Boat:request_access(opts) end
+
+--- The state of the profile's token, never the token: "none" (no token and no request; also
+--- always for `connect{url=…}`), "pending" (a request waits for the administrator), "valid" (a
+--- token is stored or configured and the server has not refused it), "denied" or "expired"
+--- (past its `exp`, or refused by the server).
+--- Context: task only.
+--- ```lua
+--- if boat:token_state() == "expired" then boat:request_access { wait = "1m" } end
+--- ```
+---@return "none"|"pending"|"valid"|"denied"|"expired" state
+function Boat:token_state() end
 
 --- The own vessel's context from the hello (e.g. "vessels.urn:mrn:imo:mmsi:230099999").
 --- Context: anywhere.

@@ -42,6 +42,7 @@ public enum ServiceProfileSchema {
             Key(name: "url", check: { url($0, schemes: ["http", "https", "ws", "wss"], example: "http://boat.local:3000", tokenInQuery: false) }),
             Key(name: "subscribe", check: { oneOf($0, ["self", "all", "none"]) }),
             Key(name: "timeout", check: duration),
+            Key(name: "access", check: SignalKAccessPolicy.check),
         ], secrets: ["token"]),
         "garmin": Service(keys: [
             Key(name: "garth_home", check: string), Key(name: "token_dir", check: string), Key(name: "domain", check: string),

@@ -45,7 +45,7 @@ enum SignalKRoutes {
                 routes.on(path, [.post]) { req in await SignalKSecurityRoutes.login(req, sim: sim) }
             }
             routes.on("/signalk/v1/auth/logout", [.put]) { req in SignalKSecurityRoutes.logout(req) }
-            // A WebSocket upgrade refused for a bad token (§3.2) reaches the HTTP routes.
+            // A plain HTTP request to the stream path (a refused upgrade is answered by `SignalKUpgradeRefusal`).
             routes.on("/signalk/v1/stream", SimRoutes.anyMethod) { _ in .text(401, "bad auth token") }
         }
         return router

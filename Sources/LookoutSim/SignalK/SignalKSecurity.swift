@@ -47,6 +47,8 @@ actor SignalKAuthority {
     private var order: [String] = []
     private var pendingAccess: [String: AccessRequest] = [:]  // by clientId
     private var devices: [String: String] = [:]  // clientId → permission
+    /// `POST /signalk/v1/access/requests` received (accepted or not).
+    private(set) var accessRequestsReceived = 0
 
     init(
         users: [String: String], roles: [String: String] = [:], clock: @escaping @Sendable () -> Date,
@@ -117,6 +119,7 @@ actor SignalKAuthority {
     // MARK: access requests (§6.1)
 
     func submitAccess(body: JSONValue?, ip: String) -> (Int, JSONValue) {
+        accessRequestsReceived += 1
         let id = UUID().uuidString.lowercased()
         func fail(_ message: String) -> (Int, JSONValue) {
             (400, addRequest(id: id, kind: .accessRequest, state: "COMPLETED", statusCode: 400, message: message,
@@ -363,6 +366,10 @@ extension SignalKSimulator {
     public func requestReply(_ requestId: String) async -> JSONValue? { await authority.reply(requestId) }
 
     // MARK: access requests (§6.1; the admin side)
+
+    /// How many access requests were posted (accepted, duplicate or invalid), for tests that
+    /// check a client does not send one twice.
+    public func accessRequestsReceived() async -> Int { await authority.accessRequestsReceived }
 
     /// ClientIds of pending access requests.
     public func pendingAccessRequests() async -> [String] { await authority.pendingAccessClientIDs() }

@@ -71,7 +71,8 @@ import LookoutWire
 ///   `Authorization: Bearer|JWT`, then `X-Authorization`): none → 401 `Unauthorized`, invalid/expired/
 ///   revoked → 401 `bad auth token`; PUT with a `readonly` token → 401 `{"error":"Permission Denied"}`.
 /// - §3.2 with security on, the WebSocket upgrade takes `?token=`, then the headers: a bad token →
-///   401 `bad auth token` (no upgrade); no token → the hello, then silence, and the socket's deltas
+///   401 `{"error":"bad auth token"}` (no upgrade; Hummingbird's 400 is rewritten, see
+///   `SignalKUpgradeRefusal`); no token → the hello, then silence, and the socket's deltas
 ///   are ignored; deltas from a `readonly` token are ignored too.
 ///
 /// Simplifications (what signalk-server does and this one does not):
@@ -234,7 +235,7 @@ public final class SignalKSimulator: Sendable {
             maxFrameSize: 1 << 20, autoPing: .enabled(timePeriod: options.pingInterval))
         let app = Application(
             responder: SignalKRoutes.router(self).buildResponder(),
-            server: .http1WebSocketUpgrade(configuration: .init(ws: wsConfig)) { request, _, _ in
+            server: .http1WebSocketUpgrade(configuration: .init(ws: wsConfig)) { request, channel, _ in
                 let (path, query) = SignalKRoutes.split(request.path ?? "/")
                 guard path == "/signalk/v1/stream" else { return .dontUpgrade }
                 let q = SimRequest.parseQuery(query)
@@ -249,7 +250,10 @@ public final class SignalKSimulator: Sendable {
                     for f in request.headerFields { headers[f.name.canonicalName.lowercased()] = f.value }
                     switch await authority.check(token: q.first { $0.0 == "token" }?.1 ?? SignalKAuthority.token(headers: headers)) {
                     case .none: access = allowReadOnly ? .granted(permission: "readonly") : .anonymous
-                    case .bad: return .dontUpgrade
+                    case .bad:
+                        // Hummingbird answers a refused upgrade with 400; signalk-server with 401.
+                        await SignalKUpgradeRefusal.install(on: channel)
+                        return .dontUpgrade
                     case .ok(let p): access = .granted(permission: p.permission)
                     }
                 }

@@ -203,6 +203,32 @@ extension PostgresStateStore {
         ("v7-outbox-source", [
             "CREATE INDEX outbox_source ON outbox (source, state)",
         ]),
+        ("v8-cluster", [
+            """
+            CREATE TABLE cluster_instances (
+                cluster text COLLATE "C" NOT NULL,
+                instance text COLLATE "C" NOT NULL,
+                host text NOT NULL,
+                pid integer NOT NULL,
+                started_at double precision NOT NULL,
+                heartbeat_at double precision NOT NULL,
+                clock_skew double precision NOT NULL DEFAULT 0,
+                ttl double precision NOT NULL,
+                PRIMARY KEY (cluster, instance)
+            )
+            """,
+            """
+            CREATE TABLE cluster_leases (
+                cluster text COLLATE "C" NOT NULL,
+                work text COLLATE "C" NOT NULL,
+                holder text COLLATE "C",
+                fence bigint NOT NULL,
+                expires_at double precision NOT NULL,
+                acquired_at double precision NOT NULL,
+                PRIMARY KEY (cluster, work)
+            )
+            """,
+        ]),
     ]
 
     /// The advisory lock key migrations take (any 64-bit number unique to Lookout).

@@ -31,10 +31,21 @@ extension PostgresStateStore: RemoteCommandAudit {
         site: String, keys: [String], window: TimeInterval, now given: Date?,
         _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)
     ) async throws -> T {
+        try await reserve(site: site, keys: keys, window: window, now: given, fence: nil, decide)
+    }
+
+    /// ``reserve(site:keys:window:now:_:)`` under a cluster lease: the transaction first checks
+    /// (with a share lock on the lease's row) that `fence` is still the live holding, and throws
+    /// ``LeaseLost`` (nothing appended) when it is not.
+    public func reserve<T: Sendable>(
+        site: String, keys: [String], window: TimeInterval, now given: Date?, fence: LeaseFence?,
+        _ decide: @escaping @Sendable ([RemoteCommandRecord], Date) -> (entry: AuditEntry, result: T)
+    ) async throws -> T {
         var wanted = Set(keys + [site])
         for _ in 0..<Self.lockRounds {
             let locked = wanted
             let round = try await transaction { [self] connection -> LockRound<T> in
+                if let fence, try await !self.leaseIsHeld(fence, on: connection) { throw LeaseLost(fence: fence) }
                 for key in locked.sorted() { try await self.lockSite(key, on: connection) }
                 let linkedSince = (given ?? Date()) - window - StateStore.budgetKeySlack
                 let linked = try await self.linkedKeys(Array(locked), since: linkedSince, on: connection)

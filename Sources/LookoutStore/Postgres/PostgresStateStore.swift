@@ -192,7 +192,7 @@ public final class PostgresStateStore: Sendable {
 
     static func storeError(_ error: any Error, location: String) -> StateStoreError {
         if let error = error as? StateStoreError { return error }
-        if error is StoreQuotaExceeded || error is OutboxQuotaExceeded || error is CancellationError {
+        if error is StoreQuotaExceeded || error is OutboxQuotaExceeded || error is CancellationError || error is LeaseLost {
             return StateStoreError(file: location, underlying: error)
         }
         if error is PostgresTimeout {

@@ -10,7 +10,7 @@ import NightscoutKit
 /// Errors are `StateStoreError` (scripts see `err.code == "store"`, or `quota`), naming the
 /// database (a file, or a URL without its password).
 public protocol StateBackend: ScriptValueStore, NotifyQueueStore, AlertStateStore, RemoteCommandAudit, OutboxStore,
-    MirrorStore {
+    MirrorStore, ClusterLeaseStore {
     /// Names this database in process-wide registries (outboxes, guards, locks).
     var identity: String { get }
     /// Where it is, for messages: a file path or a URL without password.
@@ -20,6 +20,8 @@ public protocol StateBackend: ScriptValueStore, NotifyQueueStore, AlertStateStor
     /// Throws (`err.code` `quota` or `disk_full`, retryable) when a script's write would eat
     /// into the room kept for the guard and the audit log (`[state] max_size`, `min_free`).
     func requireRoom() throws(StateStoreError)
+    /// The database's clock, its audit protections and its clusters (`lookout doctor`).
+    func health() async throws(StateStoreError) -> StateHealth
     /// The outbox items with `identifier`, on any site (`lookout outbox retry ID`).
     func outboxItems(identifier: String) async throws -> [OutboxItem]
 }
@@ -86,6 +88,13 @@ public protocol AlertStateStore: Sendable {
 /// The append-only audit log of remote commands and the guard's ledger: reservations of one
 /// site serialise across every process and machine using the database.
 public protocol RemoteCommandAudit: RemoteCommandLedger {
+    /// `reserve(site:keys:window:now:_:)` under a cluster lease: the same transaction first
+    /// checks that `fence` is still the live holding and throws ``LeaseLost`` (nothing
+    /// appended) when it is not (see ``FencedLedger``).
+    func reserve<T: Sendable>(
+        site: String, keys: [String], window: TimeInterval, now given: Date?, fence: LeaseFence?,
+        _ decide: @escaping @Sendable (_ records: [RemoteCommandRecord], _ now: Date) -> (entry: AuditEntry, result: T)
+    ) async throws -> T
     /// The site's in-flight, sent, failed and released commands since `since`.
     func recentCommands(site: String, since: Date) async throws -> [RemoteCommandRecord]
     /// The newest `limit` entries (of one site, or all), oldest first, each with the refusals

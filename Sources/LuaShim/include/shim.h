@@ -105,23 +105,24 @@ void shim_check_budget(lua_State *L);
 /// Replaces the standard library functions whose loops escape the count hook (string.rep,
 /// table.insert/remove/move/concat/sort), the `setmetatable` that refuses `__gc`, the `xpcall`
 /// whose message handler never runs for a limit error (limits.c), coroutine.close that keeps
-/// ShimBudget.current, and load, require and collectgarbage (baselib.c). `trusted` allows
-/// finalizers and every collectgarbage option.
+/// ShimBudget.current, and load, require and collectgarbage (baselib.c). `trusted` keeps stock's
+/// setmetatable (finalizers), load, require and collectgarbage.
 /// Call after luaL_openlibs, before the prelude. Returns a Lua status; never raises.
 int shim_guard_library(lua_State *L, int trusted);
-/// Installs Lookout's load, require and collectgarbage (baselib.c) in the globals table.
+/// Installs the sandbox's load, require and collectgarbage (baselib.c) in the globals table;
+/// `--trusted` scripts keep stock's (does nothing when `trusted`).
 void shim_install_baselib(lua_State *L, int trusted);
-/// Pushes the loadfile and dofile of --trusted scripts (text chunks only; baselib.c).
-void shim_push_filelib(lua_State *L);
 /// The prelude calls it with the host's drop_wait: installs coroutine.resume, wrap, yield,
 /// running and isyieldable as scripts see them (coroutines.c).
 int shim_open_coroutines(lua_State *L);
 /// After the hook yielded a task at a limit (ShimBudget.trip_yielded): pushes the limit's error
 /// message onto the task's thread, which the scheduler then ends like a task that raised it.
 void shim_pushtripmessage(lua_State *co);
-/// Called with the original debug.sethook, returns the one --trusted scripts get: it notes the
-/// hook it sets so that the limit hook, armed in its place, hands the thread back to it.
-int shim_compose_sethook(lua_State *L);
+/// Installs the debug.sethook and debug.gethook of --trusted scripts (ldblib.c's, shim.c): sethook
+/// notes the hook it sets so that the limit hook, armed in its place, hands the thread back to it.
+int shim_open_debughooks(lua_State *L);
+/// Installs print (baselib.c): stock's, writing through the function given (the host's write).
+int shim_open_print(lua_State *L);
 /// Atomically asks the running code to stop with "interrupted!" (any thread).
 void shim_interrupt(ShimBudget *budget, int on);
 /// The calling thread's kernel id (Linux), or -1.

@@ -39,6 +39,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "How long running tasks may go on after SIGTERM or a reload, e.g. 10s.")
     var drain: String = "10s"
 
+    @Option(help: ArgumentHelp("Share the scripts with other instances of cluster NAME using the same state database.",
+                               discussion: "Each script runs on exactly one instance, by leases in the database; see README → Running several instances.",
+                               valueName: "NAME"))
+    var cluster: String?
+
+    @Option(help: ArgumentHelp("This instance's id in the cluster (default host:pid:random).", valueName: "ID"))
+    var instance: String?
+
+    @Option(help: "How long a cluster lease lasts without renewal, e.g. 15s (work moves within it and a third more).")
+    var lease: String = "15s"
+
     @Option(name: .customLong("worker"), help: .hidden)
     var worker: String?
 
@@ -55,6 +66,17 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--drain: expected a duration such as 10s, got \(drain)")
         }
         _ = seconds
+        if let cluster {
+            guard !cluster.isEmpty, cluster.count <= 64, !cluster.contains(where: { $0.isWhitespace || $0.isNewline }) else {
+                throw ValidationError("--cluster: expected a name of 1-64 characters without spaces, got \(cluster.debugDescription)")
+            }
+            if isolate { throw ValidationError("--cluster and --isolate cannot be combined yet: a worker process cannot hold its script's lease") }
+        } else if instance != nil {
+            throw ValidationError("--instance names this instance in a cluster: give --cluster NAME too")
+        }
+        guard let ttl = Quantities.parseDuration(lease), (3...600).contains(ttl) else {
+            throw ValidationError("--lease: expected a duration from 3s to 10m, got \(lease)")
+        }
     }
 
     func run() async throws {
@@ -100,7 +122,16 @@ struct ServeCommand: AsyncParsableCommand {
         let runFactory = isolate
             ? ServeWorker.factory(script: script, drain: drain, health: health, paths: paths, base: factory, memoryLimit: base.memoryLimit)
             : factory
-        let supervisor = ServeSupervisor(discovery: discovery, factory: runFactory, settings: settings, health: health, log: log)
+        let member = try cluster.map { name in
+            ClusterMember(
+                settings: ClusterSettings(name: name, instance: instance, ttl: Quantities.parseDuration(lease) ?? 15),
+                store: try StateBackends.shared(config: config, paths: paths), log: log)
+        }
+        if isolate, config.table.value(atPath: ["serve", "bind"]) != nil {
+            throw HostSetupError(description: "[serve.bind] and --isolate cannot be combined yet: a worker process runs a file once")
+        }
+        let supervisor = ServeSupervisor(discovery: discovery, factory: runFactory, settings: settings, health: health,
+                                         cluster: member, bindings: { config.serveBindings(file: $0) }, log: log)
         let status = try await ServeStatus.start(
             port: statusPort ?? config.serveStatusPort, health: health, paths: paths,
             extraRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health), door: StatusDoor(config: config), log: log)
@@ -112,6 +143,10 @@ struct ServeCommand: AsyncParsableCommand {
             stopRequested.continuation.yield()
         }
         await supervisor.start()
+        if let member {
+            log("cluster \(member.settings.name): instance \(member.settings.instance); leases of \(Int(member.settings.ttl)) s, "
+                + "work moves within \(Int(member.settings.takeover.rounded(.up))) s of an instance's end")
+        }
         log("serving \(await supervisor.files.count) script(s) from \(targets.joined(separator: ", "))"
             + (status.url.map { "; status at \($0)" } ?? ""))
         let outbox = Task { await ServeCommand.watchOutbox(paths: paths, health: health) }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LookoutAutomation
 import LookoutModules
+import LookoutStore
 import LookoutWire
 
 /// `lookout status`: the health of a running `lookout serve`.
@@ -21,8 +22,13 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(help: "Print the JSON document as it is.")
     var json = false
 
+    @Option(help: ArgumentHelp("Show cluster NAME from the state database: instances, their lag and clock, which script runs where.",
+                               valueName: "NAME"))
+    var cluster: String?
+
     func run() async throws {
         let environment = try HostEnvironment.load()
+        if let cluster { return try await showCluster(cluster, environment: environment) }
         var data: Data?
         var source = ""
         if let url {
@@ -58,6 +64,21 @@ struct StatusCommand: AsyncParsableCommand {
         }
         let bad = document.entries.contains { $0.state == .crashed || $0.state == .failing || $0.state == .quarantined }
         if bad { throw ExitCode(1) }
+    }
+
+    /// `--cluster NAME`: exit status 0 when every piece of work runs on a live instance, 1 when
+    /// some waits for one, 3 when the cluster has no live instance.
+    private func showCluster(_ name: String, environment: HostEnvironment) async throws {
+        let store = try StateBackends.shared(config: environment.config, paths: environment.paths)
+        let view = try await store.clusterView(cluster: name)
+        if json {
+            let encoder = HealthDocument.encoder
+            print(String(decoding: try encoder.encode(view), as: UTF8.self))
+        } else {
+            print(ClusterTable.render(view), terminator: "")
+        }
+        if view.live.isEmpty { throw ExitCode(3) }
+        if view.held.count < view.leases.count { throw ExitCode(1) }
     }
 
     /// GET `url` with a short timeout; nil when nothing answers.

@@ -151,6 +151,25 @@ function T.test_nested_coroutines_reach_stocks_depth()
   assert(count >= 90, "nested pcall(coroutine.wrap(f)) depth " .. count)
 end
 
+-- ---- xpcall ---------------------------------------------------------------------------------------
+
+-- xpcall(f, debug.traceback) shows the frames stock shows: no "[C]: in ?" for the host's wrapper
+-- above 'error' or between f and xpcall.
+function T.test_xpcall_traceback_has_stocks_frames()
+  local function f() error("boom") end
+  local ok, tb = xpcall(f, debug.traceback)
+  check("xpcall", ok, false)
+  local lines = {}
+  for line in tb:gmatch("[^\n]+") do lines[#lines + 1] = line end
+  check("message", lines[1]:match("boom$"), "boom")
+  check("traceback", lines[2], "stack traceback:")
+  check("first frame", lines[3], "\t[C]: in function 'error'")
+  assert(lines[4]:find("^\t[^\n]*test_stock%.lua:%d+: in "), tb)
+  check("frame below f", lines[5], "\t[C]: in function 'xpcall'")
+  check("a table error stays", select(2, xpcall(error, debug.traceback, { 1 }))[1], 1)
+  check("results", select(2, xpcall(function(a, b) return a + b end, debug.traceback, 2, 3)), 5)
+end
+
 if STOCK then
   local names = {}
   for name in pairs(T) do names[#names + 1] = name end

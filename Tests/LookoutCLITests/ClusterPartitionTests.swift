@@ -1,0 +1,224 @@
+import Foundation
+import Hummingbird
+import LookoutConfig
+import LookoutStore
+import LookoutTestSupport
+import XCTest
+
+/// Issue 25 §3: one `serve --cluster` instance on another host (its own network namespace,
+/// joined to this one by a veth pair) is cut off from the database and from everything else by
+/// taking the link down. The instance on this host takes its work over within the lease and a
+/// renewal; the cut-off instance stops its scripts when its leases run out (it never hears from
+/// the database); when the link comes back it rejoins and the work is shared again. No script
+/// ever ran on both at once: each ticker's posts come from one holding at a time.
+///
+/// The services (PostgreSQL, the recorder) listen on this host's loopback, as everywhere in the
+/// tests; a relay on the veth address carries the other host's connections to them, so the link
+/// going down cuts every connection of that host.
+final class ClusterPartitionTests: CLITestCase, @unchecked Sendable {
+    // @unchecked Sendable: as CLITestCase.
+
+    private let ttl: TimeInterval = 3
+    private var namespace = ""
+    private var hostLink = ""
+
+    override func tearDown() {
+        if !namespace.isEmpty { _ = Self.ip(["netns", "del", namespace]) }
+        super.tearDown()
+    }
+
+    func testInstanceCutOffFromTheDatabaseStopsAndTheOtherTakesOver() async throws {
+        guard getuid() == 0 else { throw skipTest("network namespaces need root (CI runs as root)") }
+        let database = try PostgresTestCluster.forTest()
+        let location = try PostgresLocation.parse(try database.createDatabase(prefix: "partition"))
+        let view = try await PostgresStateStore.open(location: location, password: database.adminPassword, timeout: .seconds(2))
+        defer { view.close() }
+        let hook = WebhookRecorder()
+        let recorder = try await HTTPTestServer.start(router: hook.router())
+        defer { Task { await recorder.stop() } }
+
+        // The other host: a namespace and a veth pair 10.77.N.1 (here) – 10.77.N.2 (there).
+        let n = Int.random(in: 1...250)
+        namespace = "lookout-test-\(getpid())-\(n)"
+        hostLink = "lkh\(n)x\(getpid() % 10000)"
+        let otherLink = "lko\(n)x\(getpid() % 10000)"
+        let here = "10.77.\(n).1", there = "10.77.\(n).2"
+        for command in [
+            ["netns", "add", namespace],
+            ["link", "add", hostLink, "type", "veth", "peer", "name", otherLink],
+            ["link", "set", otherLink, "netns", namespace],
+            ["addr", "add", here + "/30", "dev", hostLink],
+            ["link", "set", hostLink, "up"],
+            ["netns", "exec", namespace, "ip", "addr", "add", there + "/30", "dev", otherLink],
+            ["netns", "exec", namespace, "ip", "link", "set", otherLink, "up"],
+            ["netns", "exec", namespace, "ip", "link", "set", "lo", "up"],
+        ] {
+            let (status, output) = Self.ip(command)
+            XCTAssertEqual(status, 0, "ip \(command.joined(separator: " ")): \(output)")
+            guard status == 0 else { return }
+        }
+        let relay = try ChildProcess.spawn(
+            executable: "/usr/bin/python3",
+            arguments: ["-c", Self.relayScript, "\(here):0=127.0.0.1:\(database.port)", "\(here):0=127.0.0.1:\(recorder.port)"],
+            environment: ["PATH": "/usr/bin:/bin"], directory: nil)
+        defer { relay.closeInput() }
+        XCTAssertTrue(relay.waitForOutput(containing: "\n", timeout: 10), "the relay did not start: \(relay.output(.stderr))")
+        let ports = relay.output().split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        XCTAssertEqual(ports.count, 2, "relay: \(ports)")
+
+        // Each host's config names the services as that host reaches them; the scripts are the same files.
+        let farHome = root + "/far-home"
+        try FileManager.default.createDirectory(atPath: farHome, withIntermediateDirectories: true)
+        try config(database: location.description.replacingOccurrences(of: "127.0.0.1:\(database.port)", with: "\(here):\(ports[0])"),
+                   ticks: "http://\(here):\(ports[1])/tick").write(toFile: farHome + "/config.toml", atomically: true, encoding: .utf8)
+        try config(database: location.description, ticks: "http://127.0.0.1:\(recorder.port)/tick")
+            .write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        let tickers = (1...4).map { "ticker-\($0).lua" }
+        for name in tickers { try writeFile("scripts/" + name, Self.ticker) }
+
+        let env = ["LOOKOUT_DB_PASSWORD": database.adminPassword]
+        let near = try launch(serve("near"), environment: env)
+        let binary = try LookoutBinary.require()
+        let far = try ChildProcess.spawn(
+            executable: "/usr/sbin/ip", arguments: ["netns", "exec", namespace, binary] + serve("far"),
+            environment: environment(env.merging(["LOOKOUT_HOME": farHome]) { _, new in new }), directory: work)
+        defer { far.send(signal: SIGKILL); near.send(signal: SIGTERM) }
+        let logs = { "--- near:\n\(near.output(.stderr).suffix(2000))\n--- far:\n\(far.output(.stderr).suffix(2000))" }
+
+        try await eventually("both instances share the tickers", logs) {
+            let held = try await self.holders(view)
+            return held.count == 4 && Set(held.values) == ["near", "far"] && held.values.filter { $0 == "far" }.count == 2
+        }
+        try await eventually("every ticker ticks", logs) { hook.tickers.count == 4 }
+
+        // Take the link down: the far host loses the database and the recorder at once.
+        let farHeld = try await holders(view).filter { $0.value == "far" }.keys.sorted()
+        let farLogged = far.output(.stderr).count
+        XCTAssertEqual(Self.ip(["link", "set", hostLink, "down"]).status, 0)
+        let cut = Date()
+        try await eventually("the near instance runs every ticker", logs, timeout: 4 * (ttl + ttl / 3)) {
+            let held = try await self.holders(view)
+            return held.count == 4 && held.values.allSatisfy { $0 == "near" }
+        }
+        print("takeover after the link went down: \(String(format: "%.1f", Date().timeIntervalSince(cut))) s")
+        try await eventually("the far instance stops its scripts as their leases run out", logs) {
+            let since = String(far.output(.stderr).dropFirst(farLogged))
+            return farHeld.allSatisfy { since.contains("\($0): its lease moved on; stopping it here") }
+        }
+
+        // The link comes back: the far instance rejoins and the work is shared again.
+        let ticksBefore = hook.ticks.count
+        XCTAssertEqual(Self.ip(["link", "set", hostLink, "up"]).status, 0)
+        try await eventually("the far instance rejoins and takes its share", logs, timeout: 30) {
+            let held = try await self.holders(view)
+            return held.count == 4 && held.values.filter { $0 == "far" }.count == 2
+        }
+        try await eventually("ticks go on", logs) { hook.ticks.count > ticksBefore + 20 }
+
+        // One holding at a time for every ticker.
+        for ticker in hook.tickers {
+            let tokens = hook.ticks.filter { $0.hasPrefix(ticker + " ") }
+            for (i, token) in tokens.enumerated() {
+                if let next = tokens[(i + 1)...].firstIndex(where: { $0 != token }), tokens[next...].contains(token) {
+                    XCTFail("\(ticker): a holding ticked again after the next one started: \(tokens)")
+                    break
+                }
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    private func serve(_ name: String) -> [String] {
+        ["serve", "--cluster", "partition", "--instance", name, "--lease", "\(Int(ttl))s", "--status-port", "0", work + "/scripts"]
+    }
+
+    private func config(database: String, ticks: String) -> String {
+        var text = """
+            [state]
+            url = "\(database)"
+            password_env = "LOOKOUT_DB_PASSWORD"
+            tls = "disable"
+
+            """
+        for n in 1...4 { text += "[scripts.\"ticker-\(n).lua\".settings]\nurl = \"\(ticks)\"\n" }
+        return text
+    }
+
+    /// Posts `NAME TOKEN` every 0.1 s, TOKEN random per Lua state.
+    private static let ticker = """
+        local http = require "http"
+        local config = require "config"
+        local script = require "script"
+        local s = config.settings { url = "" }
+        local token = script.name .. " " .. tostring(math.random(1, 1 << 40)) .. tostring({})
+        timer.every(0.1, function() http.post(s.url, token) end)
+        """
+
+    /// A TCP relay: for each `LISTEN_IP:PORT=TARGET_IP:PORT` argument it listens (port 0: any)
+    /// and carries every connection to the target; prints the ports it listens on, then runs
+    /// until its stdin closes.
+    private static let relayScript = """
+        import socket, sys, threading
+        def pump(a, b):
+            try:
+                while True:
+                    data = a.recv(65536)
+                    if not data: break
+                    b.sendall(data)
+            except OSError: pass
+            for s in (a, b):
+                try: s.shutdown(socket.SHUT_RDWR)
+                except OSError: pass
+        def serve(listener, target):
+            while True:
+                client, _ = listener.accept()
+                try: upstream = socket.create_connection(target)
+                except OSError:
+                    client.close(); continue
+                threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
+                threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+        ports = []
+        for pair in sys.argv[1:]:
+            listen, target = pair.split("=")
+            host, port = listen.rsplit(":", 1)
+            target_host, target_port = target.rsplit(":", 1)
+            listener = socket.socket()
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind((host, int(port)))
+            listener.listen(64)
+            ports.append(str(listener.getsockname()[1]))
+            threading.Thread(target=serve, args=(listener, (target_host, int(target_port))), daemon=True).start()
+        print(" ".join(ports), flush=True)
+        sys.stdin.read()
+        """
+
+    @discardableResult
+    private static func ip(_ arguments: [String]) -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        do { try process.run() } catch { return (-1, "\(error)") }
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    private func holders(_ store: PostgresStateStore) async throws -> [String: String] {
+        try await store.clusterView(cluster: "partition").held.compactMapValues(\.holder)
+    }
+
+    private func eventually(_ what: String, _ logs: () -> String, timeout: TimeInterval = 30,
+                            _ condition: @escaping () async throws -> Bool) async throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if (try? await condition()) == true { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTFail("timed out (\(Int(timeout)) s) waiting for: \(what)\n\(logs())")
+        throw CancellationError()
+    }
+}
