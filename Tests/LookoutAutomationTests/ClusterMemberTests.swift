@@ -28,7 +28,11 @@ final class ClusterMemberTests: XCTestCase {
     /// What each member holds, by member.
     private func holdings(_ members: [ClusterMember]) async -> [[String]] {
         var result: [[String]] = []
-        for member in members { result.append(await work.filter { await member.holding($0) != nil }) }
+        for member in members {
+            var held: [String] = []
+            for item in work { if await member.holding(item) != nil { held.append(item) } }
+            result.append(held)
+        }
         return result
     }
 
