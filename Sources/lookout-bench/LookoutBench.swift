@@ -2,7 +2,7 @@ import Foundation
 
 /// `lookout-bench`: Lookout's performance benchmarks (P1 binding calls, P2 JSON decoding,
 /// P3 Nightscout history sync, P4 Signal K delta stream, P5 start-up, P6 serve memory, P7 sleeping tasks,
-/// P8 pure-Lua compute, P9 parsers, P10 many sites on a cluster), each
+/// P8 pure-Lua compute, P9 parsers, P10 many sites on a cluster, P11 the web view), each
 /// judged by a ratio to an anchor measured in the same run.
 ///
 /// Run it from a release build: `swift run -c release lookout-bench [--quick] [--json FILE] [NAME…]`.
@@ -14,7 +14,7 @@ struct LookoutBench {
     static let benchmarks: [any Benchmark] = [
         BindingCallBenchmark(), JSONDecodeBenchmark(), HistorySyncBenchmark(), DeltaStreamBenchmark(), StartupBenchmark(),
         SleepingTasksBenchmark(), ServeMemoryBenchmark(), ComputeBenchmark(), ParserThroughputBenchmark(),
-        ClusterSitesBenchmark(),
+        ClusterSitesBenchmark(), WebViewBenchmark(),
     ]
 
     static func main() async {

@@ -38,6 +38,7 @@ struct Lookout: AsyncParsableCommand {
             BugCommand.self,
             ServeCommand.self,
             StatusCommand.self,
+            WebCommand.self,
         ])
 
     /// Exit statuses: 0 ok, 1 script error, 2 usage or configuration error.

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutTestSupport
 import XCTest
 
 /// `lookout demo`: the README's first command, run briefly without a terminal.
@@ -58,20 +59,56 @@ final class DemoCommandTests: CLITestCase, @unchecked Sendable {
         // readings (20 story minutes, within the urgent acknowledgement's 30; stamped in real time,
         // it would have looked 20 minutes old already and expired within two) while the low goes
         // on: acknowledged all along, and no repeat.
+        assertAckedWithoutRepeats(demo, by: "anna")
+    }
+
+    /// The demo's web view (issue 28): the link it prints signs in once, the page shows the urgent
+    /// low firing with its Acknowledge form, and acknowledging there (session + CSRF token) stops
+    /// the repeats, as `lookout ack` does.
+    func testAcknowledgingFromTheDemosWebViewStopsTheRepeats() throws {
+        let demo = try launch(["demo", "--plain", "--step", "1"])
+        XCTAssertTrue(demo.waitForOutput(containing: "web view: http://127.0.0.1:", timeout: 30))
+        let printed = try XCTUnwrap(demo.output().range(of: #"http://127\.0\.0\.1:\d+/web/login\?code=\S+"#, options: .regularExpression))
+        let link = try XCTUnwrap(URLComponents(string: String(demo.output()[printed])))
+        let port = try XCTUnwrap(link.port)
+        let signIn = try RawHTTP.send(port: port, method: "GET", target: link.path + "?" + (link.query ?? ""),
+                                      headers: ["Host: 127.0.0.1:\(port)"])
+        XCTAssertEqual(signIn.status, 303, signIn.body)
+        let cookie = String(try XCTUnwrap(signIn.headers["set-cookie"]).split(separator: ";")[0])
+
+        XCTAssertTrue(demo.waitForOutput(.stderr, containing: "Urgent low: ", timeout: 90))
+        let page = try RawHTTP.send(port: port, method: "GET", target: "/web/", headers: ["Host: 127.0.0.1:\(port)", "Cookie: \(cookie)"])
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains(#"data-alert="urgent-low" data-state="firing""#), page.body)
+        XCTAssertTrue(page.body.contains("<circle class=\"pt"), "the chart shows the story's readings")
+        let start = try XCTUnwrap(page.body.range(of: #"action="/web/ack/urgent-low" class="ack"><input type="hidden" name="csrf" value=""#))
+        let csrf = String(page.body[start.upperBound...].prefix { $0 != "\"" })
+        let ack = try RawHTTP.send(port: port, method: "POST", target: "/web/ack/urgent-low",
+                                   headers: ["Host: 127.0.0.1:\(port)", "Cookie: \(cookie)", "Origin: http://127.0.0.1:\(port)",
+                                             "Content-Type: application/x-www-form-urlencoded"], body: "csrf=\(csrf)&by=anna")
+        XCTAssertEqual(ack.status, 303, ack.body)
+
+        assertAckedWithoutRepeats(demo, by: "anna")
+    }
+
+    /// The demo shows urgent-low acknowledged by `by` for four readings while the low goes on, with
+    /// no repeat of it; then stops it.
+    private func assertAckedWithoutRepeats(_ demo: ChildProcess, by: String, file: StaticString = #filePath, line: UInt = #line) {
         let acked = "urgent-low ACKED"
-        XCTAssertTrue(demo.waitForOutput(containing: acked, timeout: 30))
+        XCTAssertTrue(demo.waitForOutput(containing: acked, timeout: 30), file: file, line: line)
         let stdoutMark = demo.output().utf8.count, stderrMark = demo.output(.stderr).utf8.count
-        XCTAssertTrue(demo.waitForOutput(after: stdoutMark, timeout: 60, "four readings after the acknowledgement") {
-            $0.split(separator: "\n").filter { $0.hasPrefix("BG ") }.count >= 4
-        })
+        XCTAssertTrue(demo.waitForOutput(after: stdoutMark, timeout: 60, "four readings after the acknowledgement", file: file, line: line,
+                                         until: { $0.split(separator: "\n").filter { $0.hasPrefix("BG ") }.count >= 4 }),
+                      file: file, line: line)
         let lines = String(decoding: demo.output().utf8.dropFirst(stdoutMark), as: UTF8.self).split(separator: "\n")
-        for line in lines.filter({ $0.hasPrefix("BG ") }).prefix(4) {
-            XCTAssertTrue(line.contains(acked) && line.contains("(acknowledged by anna)"), "\(line)\n\(demo.output())")
+        for reading in lines.filter({ $0.hasPrefix("BG ") }).prefix(4) {
+            XCTAssertTrue(reading.contains(acked) && reading.contains("(acknowledged by \(by))"), "\(reading)\n\(demo.output())",
+                          file: file, line: line)
         }
         let after = String(decoding: demo.output(.stderr).utf8.dropFirst(stderrMark), as: UTF8.self)
-        XCTAssertFalse(after.contains("Urgent low: "), after)
+        XCTAssertFalse(after.contains("Urgent low: "), after, file: file, line: line)
         demo.send(signal: SIGINT)
-        XCTAssertNotNil(demo.waitForExit(timeout: 30))
+        XCTAssertNotNil(demo.waitForExit(timeout: 30), file: file, line: line)
     }
 
     /// A `lookout` outside any checkout (as a package installs it) runs the demo from any folder:

@@ -115,7 +115,10 @@ public struct StatusOrigin: Equatable, Sendable {
 }
 
 /// The door as the status router's first middleware (see `StatusDoor`); it also marks every answer
-/// as not to be cached, framed or referred (ack pages carry a token in their URL).
+/// as not to be cached, framed or referred to other sites (ack pages carry a token in their URL).
+/// The referrer policy is `same-origin`, not `no-referrer`: under `no-referrer` a browser sends
+/// `Origin: null` with a page's own form posts, which the door refuses (the ack page's button and
+/// the web view's forms would never work in Chromium).
 struct StatusDoorMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
     let door: StatusDoor
@@ -138,7 +141,7 @@ struct StatusDoorMiddleware: RouterMiddleware {
         var response = response
         response.headers[.cacheControl] = "no-store"
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
-        response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         return response
     }

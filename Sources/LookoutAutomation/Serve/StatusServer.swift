@@ -29,12 +29,20 @@ public struct StatusResponse: Sendable {
     public var contentType: String
     /// The body.
     public var body: Data
+    /// More header fields (`Set-Cookie`, `Location`, `Content-Security-Policy`…), by name.
+    public var headers: [String: String] = [:]
+    /// A body sent piece by piece after `body` for as long as the stream lasts (server-sent
+    /// events); nil for an ordinary response.
+    public var stream: (@Sendable () -> AsyncStream<String>)?
 
     /// Creates a response.
-    public init(status: Int, contentType: String, body: Data) {
+    public init(status: Int, contentType: String, body: Data, headers: [String: String] = [:],
+                stream: (@Sendable () -> AsyncStream<String>)? = nil) {
         self.status = status
         self.contentType = contentType
         self.body = body
+        self.headers = headers
+        self.stream = stream
     }
 
     /// A JSON response from a JSON-encodable value (`{"error": …}` if it cannot be encoded).
@@ -206,9 +214,22 @@ enum StatusRoutes {
     static func convert(_ response: StatusResponse) -> Response {
         var fields = HTTPFields()
         fields[.contentType] = response.contentType
+        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) {
+            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+        }
+        guard let stream = response.stream else {
+            return Response(
+                status: HTTPResponse.Status(code: response.status), headers: fields,
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+        }
+        let first = response.body
         return Response(
             status: HTTPResponse.Status(code: response.status), headers: fields,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+            body: ResponseBody { writer in
+                if !first.isEmpty { try await writer.write(ByteBuffer(bytes: first)) }
+                for await piece in stream() { try await writer.write(ByteBuffer(string: piece)) }
+                try await writer.finish(nil)
+            })
     }
 }
 

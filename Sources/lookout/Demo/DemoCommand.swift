@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import LookoutAutomation
 import LookoutConfig
 import LookoutModules
 import LookoutSim
@@ -31,9 +32,13 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Print plain status lines instead of redrawing the screen.")
     var plain = false
 
+    @Option(name: .customLong("web-port"), help: "Port of the web view on 127.0.0.1 (0: any free port; -1: no web view).")
+    var webPort: Int = 0
+
     func validate() throws {
         guard step >= 1, step <= 300 else { throw ValidationError("--step takes 1 to 300 seconds") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        guard (-1...65535).contains(webPort) else { throw ValidationError("--web-port takes 0-65535, or -1 for no web view") }
     }
 
     func run() async throws {
@@ -83,7 +88,9 @@ struct DemoCommand: AsyncParsableCommand {
 
         let stopped = AsyncStream<Void>.makeStream()
         let signals = SignalWatcher { _ in stopped.continuation.finish() }
-        let view = DemoView(nightscoutURL: nsURL, signalKURL: skURL, home: home, clock: clock)
+        let web = webPort < 0 ? nil : try await DemoCommand.startWeb(port: webPort, environment: environment, health: scripts.health)
+        if let web, !terminal { FileHandleOutput.standardOutput.write("web view: \(web.link) (one-time sign-in link)\n") }
+        let view = DemoView(nightscoutURL: nsURL, signalKURL: skURL, home: home, clock: clock, webLink: web?.link)
         let started = Date()
         let ticker = Task {
             var shown = 0, hinted = false
@@ -112,10 +119,33 @@ struct DemoCommand: AsyncParsableCommand {
         for await _ in stopped.stream {}
         ticker.cancel()
         signals.cancel()
+        await web?.server.stop()
         await feed.stop()
         await weather.stop()
         await scripts.stop()
         FileHandleOutput.standardOutput.write("demo stopped: \(Int(Date().timeIntervalSince(started))) s, \(await feed.live) readings\n")
+    }
+}
+
+extension DemoCommand {
+    /// Starts the web view (status server with the ack and web routes) on 127.0.0.1:`port` and
+    /// makes a one-time sign-in link for it.
+    static func startWeb(port: Int, environment: HostEnvironment, health: HealthRegistry) async throws
+        -> (server: StatusServer, link: String)
+    {
+        let paths = environment.paths
+        let server = StatusServer(health: health, extraRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health),
+                                  door: StatusDoor(config: environment.config))
+        let bound: Int
+        do { bound = try await server.start(port: port) } catch {
+            throw HostSetupError(description: "web view: \(error) (try --web-port with another port, or -1)")
+        }
+        let code: String
+        do { code = try WebSessions(stateDirectory: paths.stateDirectory).makeLoginCode(lifetime: 24 * 3600) } catch {
+            await server.stop()
+            throw HostSetupError(description: "web view: cannot make a sign-in code: \(error)")
+        }
+        return (server, "http://127.0.0.1:\(bound)/web/login?code=\(code)")
     }
 }
 

@@ -20,6 +20,8 @@ final class DemoScripts: Sendable {
 
     private let running: Locked<[Running]> = Locked([])
     private let states: Locked<[String: String]> = Locked([:])
+    /// What the web view shows of the scripts (as `serve` keeps it).
+    let health = HealthRegistry()
 
     /// Where the ready scripts are: `Scripts/` in the current folder, or next to the build folder
     /// that holds this executable (`swift run` from a checkout: edits there show in the demo);
@@ -62,15 +64,21 @@ final class DemoScripts: Sendable {
             options.errors = { error in log.add("error \(name): \(error.message)") }
             options.warnings = { log.add("warning \(name): \($0)") }
             let runtime = LuaRuntime(options: options, modules: HostModules.all(
-                config: environment.config, paths: environment.paths, logger: logger))
+                config: environment.config, paths: environment.paths, logger: logger, health: health))
             do { try await runtime.start() } catch {
                 states.withLock { $0[name] = "cannot start: \(error)" }
+                health.updateScript(name) { $0.state = .crashed; $0.lastError = "cannot start: \(error)" }
                 continue
             }
             states.withLock { $0[name] = "running" }
-            let task = Task { [states] in
+            health.updateScript(name) { $0.state = .running }
+            let task = Task { [states, health] in
                 let outcome = await runtime.run(file: file)
                 states.withLock { $0[name] = outcome.exitCode == 0 ? "finished" : "stopped (exit \(outcome.exitCode))" }
+                health.updateScript(name) { entry in
+                    entry.state = outcome.exitCode == 0 ? .finished : .stopped
+                    entry.lastError = outcome.message
+                }
                 if let message = outcome.message { log.add("error \(name): \(message)") }
                 return outcome
             }

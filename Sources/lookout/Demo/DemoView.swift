@@ -12,6 +12,8 @@ struct DemoView {
     let home: String
     /// Story time, for the age of the newest reading.
     let clock: DemoClock
+    /// The web view's one-time sign-in link, when it is on.
+    var webLink: String? = nil
     var width = 64
 
     struct Snapshot {
@@ -28,7 +30,8 @@ struct DemoView {
     func render(_ s: Snapshot, color: Bool) -> String {
         var out = ["Lookout demo: simulated CGM and boat data, no accounts; one reading every few seconds stands for",
                    "five minutes of a night. Ctrl-C stops it.",
-                   "Nightscout \(nightscoutURL.absoluteString)   Signal K \(signalKURL.absoluteString)", ""]
+                   "Nightscout \(nightscoutURL.absoluteString)   Signal K \(signalKURL.absoluteString)"]
+            + (webLink.map { ["Web view (open once, e.g. on a phone-sized window): \($0)"] } ?? []) + [""]
         var chartOptions = ChartOptions()
         chartOptions.low = 70
         chartOptions.high = 180

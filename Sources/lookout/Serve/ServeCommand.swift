@@ -21,6 +21,7 @@ struct ServeCommand: AsyncParsableCommand {
             --status-port 0 turns it off) and `lookout status` (also from <state>/serve-status.json,
             written every 2 s). The endpoint answers only Host names of its own (loopback, [serve]
             hosts); alerts are acknowledged there only with the ack link of a notification.
+            The web view is at http://127.0.0.1:PORT/web/ (sign in with `lookout web login`).
             Paths default to [serve] scripts in the config, else ./Scripts.
             """)
 
@@ -133,7 +134,7 @@ struct ServeCommand: AsyncParsableCommand {
                                          cluster: member, bindings: { config.serveBindings(file: $0) }, log: log)
         let status = try await ServeStatus.start(
             port: statusPort ?? config.serveStatusPort, health: health, paths: paths,
-            extraRoutes: ServeCommand.extraStatusRoutes(environment: environment), door: StatusDoor(config: config), log: log)
+            extraRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health), door: StatusDoor(config: config), log: log)
 
         let stopRequested = AsyncStream<Void>.makeStream()
         let interrupts = InterruptCounter()
@@ -180,9 +181,13 @@ struct ServeCommand: AsyncParsableCommand {
     /// Routes the status server answers besides `GET /status`: the alert acknowledgement of a
     /// notification's ack link, `POST /ack/<id>?episode=…&expires=…&token=…` (and `GET`, a page
     /// whose button posts it). Without the link's token nothing is acknowledged; `lookout ack ID`
-    /// on the machine needs none.
-    static func extraStatusRoutes(environment: HostEnvironment) -> [StatusRoute] {
+    /// on the machine needs none. And the web view under `/web/` (`WebRoutes`: a session from
+    /// `lookout web login` to read, its CSRF token to act).
+    static func extraStatusRoutes(environment: HostEnvironment, health: HealthRegistry) -> [StatusRoute] {
         let paths = environment.paths
-        return AckRoutes.routes(acks: AlertAcks(paths: paths), key: { try AckLinkKey.load(paths: paths) })
+        let acks = AlertAcks(paths: paths)
+        return AckRoutes.routes(acks: acks, key: { try AckLinkKey.load(paths: paths) })
+            + WebRoutes.routes(source: WebSnapshotSource(health: health, paths: paths, config: environment.config),
+                               sessions: WebSessions(stateDirectory: paths.stateDirectory), acks: acks)
     }
 }
