@@ -13,7 +13,10 @@ struct Lookout: AsyncParsableCommand {
             With no command on a terminal, starts the interactive REPL. -v (--verbose) before
             the command holds for every command: debug logs and each HTTP exchange on standard error.
             Configuration: ~/.config/lookout/config.toml; state: ~/.local/state/lookout
-            (LOOKOUT_HOME overrides both).
+            ($XDG_CONFIG_HOME/lookout and $XDG_STATE_HOME/lookout when set; LOOKOUT_HOME
+            overrides both). The system service of the Debian package (lookout.service) uses
+            /etc/lookout/config.toml and /var/lib/lookout: run commands on its state as its user,
+            sudo -u lookout XDG_CONFIG_HOME=/etc XDG_STATE_HOME=/var/lib lookout ack ID.
             """,
         version: LookoutVersion.current,
         subcommands: [
