@@ -241,15 +241,27 @@ final class BenchPostgres: Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let user = getuid() == 0 ? "lookout-test" : nil
         if let user { _ = try ProcessSpawner.output("/usr/bin/chown", [user, folder]) }
-        func run(_ arguments: [String]) throws -> String {
+        // Output goes to a file, not a pipe: the server pg_ctl starts would keep a pipe open.
+        func run(_ arguments: [String]) throws {
+            let process = Process()
             let command = user.map { ["/usr/sbin/runuser", "-u", $0, "--"] + arguments } ?? arguments
-            let (text, status) = try ProcessSpawner.output(command[0], Array(command.dropFirst()))
-            guard status == 0 else { throw BenchFailure("\(arguments.joined(separator: " ")): \(text)") }
-            return text
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
+            FileManager.default.createFile(atPath: folder + "/setup.log", contents: nil)
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/setup.log"))
+            try log.seekToEnd()
+            process.standardOutput = log
+            process.standardError = log
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw BenchFailure("\(arguments.joined(separator: " ")) failed; see \(folder)/setup.log")
+            }
         }
-        _ = try run([bin + "/initdb", "-D", folder + "/data", "-U", "postgres", "--auth=trust", "--no-sync"])
-        _ = try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/server.log", "-w", "start", "-o",
-                     "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"])
+        try run([bin + "/initdb", "-D", folder + "/data", "-U", "postgres", "--auth=trust", "--no-sync"])
+        try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/server.log", "-w", "start", "-o",
+                 "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"])
     }
 
     /// Committed transactions of the database so far.
@@ -264,6 +276,12 @@ final class BenchPostgres: Sendable {
     func stop() {
         let user = getuid() == 0 ? "lookout-test" : nil
         let command = (user.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [bin + "/pg_ctl", "-D", folder + "/data", "-m", "fast", "stop"]
-        _ = try? ProcessSpawner.output(command[0], Array(command.dropFirst()))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+        process.waitUntilExit()
     }
 }
