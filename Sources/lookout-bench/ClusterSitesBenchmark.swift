@@ -49,8 +49,10 @@ struct ClusterSitesBenchmark: Benchmark {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-bench-p10-\(getpid())").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
+        Self.progress("starting PostgreSQL")
         let database = try BenchPostgres(folder: root + "/pg")
         defer { database.stop() }
+        Self.progress("starting \(simulatorCount) Nightscout simulators and the webhook recorder")
 
         var simulators: [NightscoutSimulator] = []
         var urls: [URL] = []
@@ -81,10 +83,12 @@ struct ClusterSitesBenchmark: Benchmark {
             return text
         }
 
+        Self.progress("cluster: 3 instances on PostgreSQL")
         let cluster = try await measure(
             "cluster", instances: 3, sites: sites, lookout: lookout, root: root + "/cluster",
             config: config(state: "[state]\nurl = \"\(database.url)\"\ntls = \"disable\"\n"), scripts: scripts,
             simulators: simulators, hook: hook, database: database, settings: settings)
+        Self.progress("one serve on SQLite")
         let single = try await measure(
             "one serve, SQLite", instances: 1, sites: sites, lookout: lookout, root: root + "/single",
             config: config(state: ""), scripts: scripts, simulators: simulators, hook: hook, database: nil, settings: settings)
@@ -148,11 +152,17 @@ struct ClusterSitesBenchmark: Benchmark {
         }
         // Wait until every site's script runs and has checked once.
         let ready = Date(timeIntervalSinceNow: 300)
+        var reported = Date()
         while Self.health(homes).running < sites {
+            if Date().timeIntervalSince(reported) > 10 {
+                Self.progress("\(name): \(Self.health(homes).running) of \(sites) sites running")
+                reported = Date()
+            }
             guard Date() < ready else { throw BenchFailure("\(name): only \(Self.health(homes).running) of \(sites) sites running after 300 s") }
             guard processes.allSatisfy(\.isRunning) else { throw BenchFailure("\(name): a serve process exited") }
             try await Task.sleep(for: .seconds(1))
         }
+        Self.progress("\(name): all \(sites) sites running; measuring")
         // Steady state: checks per second and transactions per check.
         let window = settings.quick ? 10.0 : 30.0
         let runsBefore = Self.health(homes).runs, transactionsBefore = database?.transactions()
@@ -180,6 +190,9 @@ struct ClusterSitesBenchmark: Benchmark {
                    latencyP99: percentile(0.99), notified: latencies.count, rss: rss, bytesPerSite: rss / Double(sites),
                    transactionsPerCheck: transactions.map { $0 / Double(max(runs, 1)) })
     }
+
+    /// A line on standard error about where the benchmark is.
+    static func progress(_ text: String) { FileHandle.standardError.write(Data("  P10: \(text)\n".utf8)) }
 
     /// Scripts running and job runs, summed over the instances' status files.
     static func health(_ homes: [String]) -> (running: Int, runs: Int) {

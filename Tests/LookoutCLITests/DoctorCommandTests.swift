@@ -63,7 +63,7 @@ final class DoctorCommandTests: CLITestCase, @unchecked Sendable {
         let attributes = try FileManager.default.attributesOfItem(atPath: bundlePath)
         XCTAssertEqual((attributes[.posixPermissions] as? Int).map { $0 & 0o777 }, 0o600)
         let decoded = try JSONSerialization.jsonObject(with: Data(bundle.utf8)) as? [String: Any]
-        XCTAssertEqual((decoded?["checks"] as? [Any])?.count, 9)  // with "sites" and "state size"
+        XCTAssertEqual((decoded?["checks"] as? [Any])?.count, 10)  // with "sites", "state size" and "audit"
         XCTAssertNotNil((decoded?["profiles"] as? [String: Any])?["nightscout.home"])
         for secret in env.values { XCTAssertFalse(bundle.contains(secret) || run.stdout.contains(secret) || run.stderr.contains(secret)) }
     }

@@ -290,7 +290,9 @@ final class NightscoutRemote2Tests: XCTestCase {
     /// The 1.0 adversarial script (R7) pointed at 2.0: many tasks at once, mixing 1.0 and 2.0
     /// sends; nothing beyond the limits reaches the site and every refusal is audited.
     func testAdversarialScriptCannotExceedTheLimitsThroughRemote2() async throws {
-        let (sim, _) = try await Remote2LuaSims.shared.start("auto")
+        // A simulator of its own: Loop refuses a one-time code it has seen, and another test may
+        // have used this 30 s period's code on the shared one.
+        let (sim, _) = try await Remote2LuaSims.shared.start("adversarial")
         let storedBefore = await sim.storedRemoteCommands().count
         let pushesBefore = await sim.receivedLoopNotifications().count
         let store = try StateStore()
@@ -304,7 +306,7 @@ final class NightscoutRemote2Tests: XCTestCase {
               v2("carbs", 30), v2("carbs", 31), v2("carbs", "20"), v2("carbs", 10, { absorption = 1e9 }),
               v2("override", "Exercise "), v2("cancel_override"), v2("closed_loop", false), v2("autobolus", true),
             }
-            """ + adversarialRoundsLua, settings: """
+            """ + adversarialRoundsLua, sim: "adversarial", settings: """
             remote = "live"
             max_bolus = 2
             max_bolus_per_hour = 3

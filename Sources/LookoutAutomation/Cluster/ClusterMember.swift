@@ -10,7 +10,9 @@ import LookoutStore
 /// be reached, nothing is renewed and each holding ends at its local deadline
 /// (``ClusterLeaseHandle``): the scripts stop before any other instance can take their work.
 /// Changes are announced through `onChange` (the supervisor starts and stops scripts); a lease
-/// given up is released in the database only once its script has stopped (``workStopped(_:)``).
+/// given up is kept (renewed, its handle revoked so the script starts nothing new) until its
+/// script has stopped, then released in the database (``workStopped(_:)``): whatever the old
+/// holding still had in flight ends before the next holder starts.
 public actor ClusterMember {
     /// The settings.
     public nonisolated let settings: ClusterSettings
@@ -67,8 +69,11 @@ public actor ClusterMember {
         let sent = ContinuousClock.now
         let deadline = sent + .milliseconds(Int((settings.ttl - settings.margin) * 1000))
         do {
-            let renewal = try await store.clusterHeartbeat(
-                cluster: settings.name, instance: me, held: holdings.mapValues { $0.fence.fence }, ttl: settings.ttl)
+            // Leases being given up are renewed too until their script has stopped (its drain may
+            // outlast the lease): the next holder starts only after the last request of this one.
+            let held = holdings.mapValues { $0.fence.fence }.merging(releasing.mapValues(\.fence)) { mine, _ in mine }
+            let renewal = try await store.clusterHeartbeat(cluster: settings.name, instance: me, held: held, ttl: settings.ttl)
+            for (work, release) in releasing where renewal.renewed[work] != release.fence { releasing[work] = nil }
             for (work, handle) in holdings {
                 if renewal.renewed[work] == handle.fence.fence {
                     handle.extend(to: deadline)

@@ -102,14 +102,23 @@ public actor ServeSupervisor {
                 if let lease = await cluster.holding(work) { leases[work] = lease } else { found[work] = nil }
             }
         }
-        for (work, entry) in scripts where found[work] == nil {
+        // Scripts to stop drain side by side (each within the drain deadline), not one after another.
+        let leaving = scripts.filter { found[$0.key] == nil }
+        for (work, entry) in leaving {
             log(onDisk[work] == nil
                 ? "\(work): \(cluster == nil ? "file removed or unbound" : "gone from the folder"); stopping it"
                 : "\(work): its lease moved on; stopping it here")
             scripts[work] = nil
-            await entry.script.stop()
-            health.removeScript(work)
-            await cluster?.workStopped(work)
+        }
+        let health = self.health, cluster = self.cluster
+        await withTaskGroup(of: Void.self) { group in
+            for (work, entry) in leaving {
+                group.addTask {
+                    await entry.script.stop()
+                    health.removeScript(work)
+                    await cluster?.workStopped(work)
+                }
+            }
         }
         for (work, unit) in found.sorted(by: { $0.key < $1.key }) {
             let lease = leases[work]
