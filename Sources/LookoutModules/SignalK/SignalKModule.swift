@@ -161,8 +161,8 @@ public struct SignalKModule: LuaModule {
                     info.message += "; " + (access?.hint ?? "the server wants a token: pass token = … or use a [signalk.NAME] profile")
                     throw info
                 }
-                // Nothing answers there: say so once, rather than try the stream the same way again.
-                if case .transport = e { throw LuaErrorInfo.signalk(e) }
+                // Nothing listens there: say so once, rather than try the stream the same way again.
+                if case .transport(let message) = e, message.contains("connection refused") { throw LuaErrorInfo.signalk(e) }
             } catch let e as LuaErrorInfo {
                 throw e
             } catch {}
