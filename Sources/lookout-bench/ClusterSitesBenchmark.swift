@@ -254,23 +254,13 @@ final class BenchPostgres: Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let user = getuid() == 0 ? "lookout-test" : nil
         if let user { _ = try ProcessSpawner.output("/usr/bin/chown", [user, folder]) }
-        // Output goes to a file, not a pipe: the server pg_ctl starts would keep a pipe open.
+        // Output to /dev/null, not a pipe (the server pg_ctl starts would keep it open), and
+        // waited for with waitpid (Foundation's Process missed runuser's exit here).
         func run(_ arguments: [String]) throws {
-            let process = Process()
             let command = user.map { ["/usr/sbin/runuser", "-u", $0, "--"] + arguments } ?? arguments
-            process.executableURL = URL(fileURLWithPath: command[0])
-            process.arguments = Array(command.dropFirst())
-            FileManager.default.createFile(atPath: folder + "/setup.log", contents: nil)
-            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/setup.log"))
-            try log.seekToEnd()
-            process.standardOutput = log
-            process.standardError = log
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw BenchFailure("\(arguments.joined(separator: " ")) failed; see \(folder)/setup.log")
-            }
+            let (_, status) = try ProcessSpawner.time(command[0], Array(command.dropFirst()),
+                                                      environment: ProcessInfo.processInfo.environment)
+            guard status == 0 else { throw BenchFailure("\(arguments.joined(separator: " ")) failed (exit \(status))") }
         }
         try run([bin + "/initdb", "-D", folder + "/data", "-U", "postgres", "--auth=trust", "--no-sync"])
         try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/server.log", "-w", "start", "-o",
@@ -289,12 +279,6 @@ final class BenchPostgres: Sendable {
     func stop() {
         let user = getuid() == 0 ? "lookout-test" : nil
         let command = (user.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [bin + "/pg_ctl", "-D", folder + "/data", "-m", "fast", "stop"]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
-        process.waitUntilExit()
+        _ = try? ProcessSpawner.time(command[0], Array(command.dropFirst()), environment: ProcessInfo.processInfo.environment)
     }
 }
