@@ -28,7 +28,9 @@ final class ClusterPartitionTests: CLITestCase, @unchecked Sendable {
     }
 
     func testInstanceCutOffFromTheDatabaseStopsAndTheOtherTakesOver() async throws {
-        guard getuid() == 0 else { throw skipTest("network namespaces need root (CI runs as root)") }
+        guard Self.privileged != nil else {
+            throw skipTest("network namespaces need root, or sudo without a password (.ci/run has one of them)")
+        }
         let database = try PostgresTestCluster.forTest()
         let location = try PostgresLocation.parse(try database.createDatabase(prefix: "partition"))
         let view = try await PostgresStateStore.open(location: location, password: database.adminPassword, timeout: .seconds(2))
@@ -79,9 +81,14 @@ final class ClusterPartitionTests: CLITestCase, @unchecked Sendable {
         let env = ["LOOKOUT_DB_PASSWORD": database.adminPassword]
         let near = try launch(serve("near"), environment: env)
         let binary = try LookoutBinary.require()
+        let farEnvironment = environment(env.merging(["LOOKOUT_HOME": farHome]) { _, new in new })
+        let privileged = try XCTUnwrap(Self.privileged)
+        // (sudo clears the environment: env sets it again inside.)
         let far = try ChildProcess.spawn(
-            executable: "/usr/sbin/ip", arguments: ["netns", "exec", namespace, binary] + serve("far"),
-            environment: environment(env.merging(["LOOKOUT_HOME": farHome]) { _, new in new }), directory: work)
+            executable: privileged[0],
+            arguments: Array(privileged.dropFirst()) + ["/usr/bin/env"] + farEnvironment.map { "\($0.key)=\($0.value)" }
+                + ["/usr/sbin/ip", "netns", "exec", namespace, binary] + serve("far"),
+            environment: farEnvironment, directory: work)
         defer { far.send(signal: SIGKILL); near.send(signal: SIGTERM) }
         let logs = { "--- near:\n\(near.output(.stderr).suffix(2000))\n--- far:\n\(far.output(.stderr).suffix(2000))" }
 
@@ -193,11 +200,26 @@ final class ClusterPartitionTests: CLITestCase, @unchecked Sendable {
         sys.stdin.read()
         """
 
+    /// How to run a command as root: directly (`/usr/bin/env`) when the tests run as root, else
+    /// through `sudo -n` when it needs no password; nil when neither.
+    static let privileged: [String]? = {
+        if getuid() == 0 { return ["/usr/bin/env"] }
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/sudo")
+        check.arguments = ["-n", "true"]
+        check.standardOutput = FileHandle.nullDevice
+        check.standardError = FileHandle.nullDevice
+        guard (try? check.run()) != nil else { return nil }
+        check.waitUntilExit()
+        return check.terminationStatus == 0 ? ["/usr/bin/sudo", "-n"] : nil
+    }()
+
     @discardableResult
     private static func ip(_ arguments: [String]) -> (status: Int32, output: String) {
+        guard let privileged else { return (-1, "no root and no sudo") }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: privileged[0])
+        process.arguments = Array(privileged.dropFirst()) + ["/usr/sbin/ip"] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
