@@ -113,6 +113,19 @@ class CLITestCase: XCTestCase, @unchecked Sendable {
     }
 
     /// Asserts the exit status, showing the whole result when it differs.
+    /// Waits until `condition` holds (checked every 100 ms); after `timeout` seconds fails the
+    /// test with `what` and `logs()` (what the processes involved wrote) and throws.
+    func eventually(_ what: String, timeout: TimeInterval = 30, logs: () -> String,
+                    _ condition: @escaping () async throws -> Bool) async throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if (try? await condition()) == true { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTFail("timed out (\(Int(timeout)) s) waiting for: \(what)\n\(logs())")
+        throw CancellationError()
+    }
+
     func assertExit(
         _ result: ProcessResult, _ expected: Int32, file: StaticString = #filePath, line: UInt = #line
     ) {

@@ -92,23 +92,23 @@ final class ClusterPartitionTests: CLITestCase, @unchecked Sendable {
         defer { far.send(signal: SIGKILL); near.send(signal: SIGTERM) }
         let logs = { "--- near:\n\(near.output(.stderr).suffix(2000))\n--- far:\n\(far.output(.stderr).suffix(2000))" }
 
-        try await eventually("both instances share the tickers", logs) {
+        try await eventually("both instances share the tickers", logs: logs) {
             let held = try await self.holders(view)
             return held.count == 4 && Set(held.values) == ["near", "far"] && held.values.filter { $0 == "far" }.count == 2
         }
-        try await eventually("every ticker ticks", logs) { hook.tickers.count == 4 }
+        try await eventually("every ticker ticks", logs: logs) { hook.tickers.count == 4 }
 
         // Take the link down: the far host loses the database and the recorder at once.
         let farHeld = try await holders(view).filter { $0.value == "far" }.keys.sorted()
         let farLogged = far.output(.stderr).count
         XCTAssertEqual(Self.ip(["link", "set", hostLink, "down"]).status, 0)
         let cut = Date()
-        try await eventually("the near instance runs every ticker", logs, timeout: 4 * (ttl + ttl / 3)) {
+        try await eventually("the near instance runs every ticker", timeout: 4 * (ttl + ttl / 3), logs: logs) {
             let held = try await self.holders(view)
             return held.count == 4 && held.values.allSatisfy { $0 == "near" }
         }
         print("takeover after the link went down: \(String(format: "%.1f", Date().timeIntervalSince(cut))) s")
-        try await eventually("the far instance stops its scripts as their leases run out", logs) {
+        try await eventually("the far instance stops its scripts as their leases run out", logs: logs) {
             let since = String(far.output(.stderr).dropFirst(farLogged))
             return farHeld.allSatisfy { since.contains("\($0): its lease moved on; stopping it here") }
         }
@@ -116,11 +116,11 @@ final class ClusterPartitionTests: CLITestCase, @unchecked Sendable {
         // The link comes back: the far instance rejoins and the work is shared again.
         let ticksBefore = hook.ticks.count
         XCTAssertEqual(Self.ip(["link", "set", hostLink, "up"]).status, 0)
-        try await eventually("the far instance rejoins and takes its share", logs, timeout: 30) {
+        try await eventually("the far instance rejoins and takes its share", timeout: 30, logs: logs) {
             let held = try await self.holders(view)
             return held.count == 4 && held.values.filter { $0 == "far" }.count == 2
         }
-        try await eventually("ticks go on", logs) { hook.ticks.count > ticksBefore + 20 }
+        try await eventually("ticks go on", logs: logs) { hook.ticks.count > ticksBefore + 20 }
 
         // One holding at a time for every ticker: no tick *started* (its sender's clock, in
         // seconds) after the next holding's first tick. A request on the wire when the link went
@@ -231,16 +231,5 @@ final class ClusterPartitionTests: CLITestCase, @unchecked Sendable {
 
     private func holders(_ store: PostgresStateStore) async throws -> [String: String] {
         try await store.clusterView(cluster: "partition").held.compactMapValues(\.holder)
-    }
-
-    private func eventually(_ what: String, _ logs: () -> String, timeout: TimeInterval = 30,
-                            _ condition: @escaping () async throws -> Bool) async throws {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if (try? await condition()) == true { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        XCTFail("timed out (\(Int(timeout)) s) waiting for: \(what)\n\(logs())")
-        throw CancellationError()
     }
 }

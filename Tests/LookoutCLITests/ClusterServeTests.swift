@@ -286,18 +286,13 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
         return result
     }
 
-    /// Waits until `condition` holds (checked every 100 ms), failing after `timeout` seconds with
-    /// what every instance wrote to stderr.
+    /// `CLITestCase.eventually`, failing with what every instance wrote to stderr.
     private func eventually(_ what: String, timeout: TimeInterval = 30,
                             _ condition: @escaping () async throws -> Bool) async throws {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if (try? await condition()) == true { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        let logs = instances.sorted { $0.key < $1.key }.map { "--- \($0.key):\n\($0.value.output(.stderr).suffix(3000))" }
-        XCTFail("timed out (\(Int(timeout)) s) waiting for: \(what)\n" + logs.joined(separator: "\n"))
-        throw CancellationError()
+        try await eventually(what, timeout: timeout, logs: {
+            self.instances.sorted { $0.key < $1.key }.map { "--- \($0.key):\n\($0.value.output(.stderr).suffix(3000))" }
+                .joined(separator: "\n")
+        }, condition)
     }
 }
 
