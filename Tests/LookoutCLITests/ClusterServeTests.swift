@@ -23,6 +23,7 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
     private var instances: [String: ChildProcess] = [:]
 
     func testInstancesShareWorkAndSurviveKillJoinPauseAndDatabaseRestart() async throws {
+        began = Date()
         let database = try PostgresTestCluster.forTest()
         let location = try PostgresLocation.parse(try database.createDatabase(prefix: "cluster"))
         let view = try await PostgresStateStore.open(location: location, password: database.adminPassword, timeout: .seconds(2))
@@ -286,9 +287,13 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
         return result
     }
 
-    /// `CLITestCase.eventually`, failing with what every instance wrote to stderr.
+    private var began = Date()
+
+    /// `CLITestCase.eventually`, failing with what every instance wrote to stderr; each step
+    /// prints when it was reached (a failure in CI shows how long the steps before it took).
     private func eventually(_ what: String, timeout: TimeInterval = 30,
                             _ condition: @escaping () async throws -> Bool) async throws {
+        print(String(format: "%6.1f s: waiting for %@", Date().timeIntervalSince(began), what))
         try await eventually(what, timeout: timeout, logs: {
             self.instances.sorted { $0.key < $1.key }.map { "--- \($0.key):\n\($0.value.output(.stderr).suffix(3000))" }
                 .joined(separator: "\n")

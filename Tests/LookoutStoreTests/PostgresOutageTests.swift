@@ -1,5 +1,6 @@
 import Foundation
 import LookoutConfig
+import LookoutWire
 import LookoutTestSupport
 import NightscoutKit
 import XCTest
@@ -51,5 +52,50 @@ final class PostgresOutageTests: XCTestCase {
         XCTAssertTrue(allowed)
         let entries = try await store.auditEntries(site: nil, limit: 10)
         XCTAssertEqual(entries.count, 1, "the reservation refused during the outage left no entry")
+    }
+
+    /// A call that waits for a row another session holds locked (an instance paused in the middle
+    /// of its heartbeat, say) ends at the store's timeout with a retryable error, while the lock
+    /// is still held: it neither waits for the other session nor hangs the caller.
+    func testACallWaitingForALockEndsAtTheTimeout() async throws {
+        let cluster = try PostgresTestCluster.forTest()
+        let location = try PostgresLocation.parse(try cluster.createDatabase())
+        let store = try await PostgresStateStore.open(location: location, password: cluster.adminPassword, timeout: .seconds(1))
+        defer { store.close() }
+        _ = try await store.acquireLease(cluster: "c", work: "w.lua", instance: "a", ttl: 0.001)
+        // Another session locks the lease's row and keeps it for a minute.
+        let locker = Task.detached {
+            try? cluster.psql("BEGIN; UPDATE cluster_leases SET expires_at = expires_at; SELECT pg_sleep(60); COMMIT",
+                              database: location.database)
+        }
+        defer {
+            _ = try? cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()")
+            locker.cancel()
+        }
+        let holding = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE a.query LIKE '%pg_sleep(60)%' AND l.mode = 'RowExclusiveLock' AND a.pid <> pg_backend_pid()"
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while try cluster.psql(holding, database: location.database).trimmingCharacters(in: .whitespacesAndNewlines) == "0" {
+            guard Date() < deadline else { return XCTFail("the other session never locked the row") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+
+        // The call runs in its own task; the test waits for it at most 30 s (the lock lasts 60).
+        let outcome = Locked<Result<Int64?, StateStoreError>?>(nil)
+        let call = Task {
+            do throws(StateStoreError) {
+                let fence = try await store.acquireLease(cluster: "c", work: "w.lua", instance: "b", ttl: 10)
+                outcome.withLock { $0 = .success(fence) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+        }
+        defer { call.cancel() }
+        let waitUntil = Date(timeIntervalSinceNow: 30)
+        while outcome.withLock({ $0 }) == nil, Date() < waitUntil { try await Task.sleep(for: .milliseconds(20)) }
+        switch outcome.withLock({ $0 }) {
+        case nil: XCTFail("the call was still waiting for the lock after 30 s (its timeout is 1 s)")
+        case .success(let fence): XCTFail("the lease was taken (fence \(String(describing: fence))) past another session's lock")
+        case .failure(let error): XCTAssertTrue(error.retryable, "\(error)")
+        }
     }
 }

@@ -55,6 +55,7 @@ public final class PostgresStateStore: Sendable {
         configuration.options.connectTimeout = timeout
         configuration.options.maximumConnections = 20
         configuration.options.connectionIdleTimeout = .seconds(60)
+        configuration.options.additionalStartupParameters = Self.sessionLimits(timeout)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         runner = Task.detached { await client.run() }
@@ -126,7 +127,18 @@ public final class PostgresStateStore: Sendable {
 
     // MARK: Running statements
 
-    /// Runs `body` on a pooled connection, bounded by `timeout`.
+    /// The server-side limits of every session, the same as the client's `timeout`: a statement
+    /// or a wait for a lock ends there, and so does a session left idle inside a transaction (a
+    /// client paused or cut off mid-transaction releases its row locks, so that it cannot hold up
+    /// the other instances of a cluster, e.g. one taking over its leases).
+    static func sessionLimits(_ timeout: Duration) -> [(String, String)] {
+        let milliseconds = String(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        return ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"].map { ($0, milliseconds) }
+    }
+
+    /// Runs `body` on a pooled connection, bounded by `timeout`: when it runs out, the
+    /// connection in use is closed (a query does not end on cancellation alone), so the call
+    /// returns then even if the server never answers.
     @discardableResult
     func withConnection<T: Sendable>(
         prepare: Bool = true, timeout: Duration? = nil,
@@ -134,16 +146,28 @@ public final class PostgresStateStore: Sendable {
     ) async throws(StateStoreError) -> T {
         if prepare { try await prepared() }
         let timeout = timeout ?? self.timeout
+        let inUse = Locked<PostgresConnection?>(nil)
         do {
             return try await withThrowingTaskGroup(of: T.self) { group in
-                group.addTask { [client] in try await client.withConnection { connection in try await body(connection) } }
+                group.addTask { [client] in
+                    try await client.withConnection { connection in
+                        inUse.withLock { $0 = connection }
+                        defer { inUse.withLock { $0 = nil } }
+                        return try await body(connection)
+                    }
+                }
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     throw PostgresTimeout()
                 }
                 defer { group.cancelAll() }
-                guard let first = try await group.next() else { throw PostgresTimeout() }
-                return first
+                do {
+                    guard let first = try await group.next() else { throw PostgresTimeout() }
+                    return first
+                } catch let error as PostgresTimeout {
+                    if let connection = inUse.withLock({ $0 }) { _ = connection.close() as EventLoopFuture<Void> }
+                    throw error
+                }
             }
         } catch {
             throw storeError(error)
@@ -157,8 +181,15 @@ public final class PostgresStateStore: Sendable {
         prepare: Bool = true, timeout: Duration? = nil,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(StateStoreError) -> T {
-        try await withConnection(prepare: prepare, timeout: timeout) { [logger] connection in
+        let longer = timeout.map { $0 > self.timeout } ?? false
+        return try await withConnection(prepare: prepare, timeout: timeout) { [logger] connection in
             try await connection.query("BEGIN", logger: logger)
+            if longer, let timeout {
+                // The session's limits are the store's timeout; this transaction may take longer.
+                for (name, value) in Self.sessionLimits(timeout) {
+                    try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL \(name) = \(value)"), logger: logger)
+                }
+            }
             do {
                 let result = try await body(connection)
                 try await connection.query("COMMIT", logger: logger)
@@ -203,8 +234,9 @@ public final class PostgresStateStore: Sendable {
         if let error = error as? PSQLError {
             if let info = error.serverInfo, let message = info[.message] {
                 let state = info[.sqlState] ?? ""
-                // Class 08 (connection), 40 (serialization, deadlock), 53 (resources), 57P (shutdown).
-                let retryable = ["08", "40", "53", "57"].contains(String(state.prefix(2)))
+                // Class 08 (connection), 40 (serialization, deadlock), 53 (resources), 57 (shutdown,
+                // statement timeout), and a lock not granted in time (55P03).
+                let retryable = ["08", "40", "53", "57"].contains(String(state.prefix(2))) || state == "55P03"
                 return StateStoreError(file: location, message: "\(message) (SQLSTATE \(state))", retryable: retryable)
             }
             let cause = error.underlying.map { ": \($0)" } ?? ""
