@@ -164,7 +164,7 @@ public struct HostConfig: Sendable {
     public let fileExists: Bool
     /// The whole parsed document (with secret references; never hand it to scripts, use
     /// `publicValue(path:)`).
-    public let table: TOMLTable
+    public internal(set) var table: TOMLTable
     /// The resource limits.
     public let limits: Limits
     /// The log level.
@@ -174,7 +174,9 @@ public struct HostConfig: Sendable {
     /// Directory against which relative `…_file` paths are resolved (`nil`: current directory).
     let baseDirectory: String?
     /// `table` without any `…_env`/`…_file` key, and URLs without user info or query values.
-    private let publicTable: TOMLTable
+    var publicTable: TOMLTable
+    /// The profiles that came from the state database's catalogue (`service.name`), not the file.
+    public internal(set) var catalogueProfiles: Set<String> = []
 
     /// The services that have profiles: nightscout, signalk, northlight, garmin.
     public static var knownServices: [String] { HostConfigSchema.services }
@@ -299,7 +301,8 @@ public struct HostConfig: Sendable {
         guard let entry = table.entry(atPath: [service, name]), let raw = entry.value.tableValue else {
             return nil
         }
-        return Profile(service: service, name: name, fileName: fileName, line: entry.line, raw: raw)
+        let source = catalogueProfiles.contains(service + "." + name) ? HostConfig.catalogueName : fileName
+        return Profile(service: service, name: name, fileName: source, line: entry.line, raw: raw)
     }
 
     /// The settings for a script file. The key `[scripts."X"]` matches a file that is `X` or ends

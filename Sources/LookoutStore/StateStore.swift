@@ -105,6 +105,7 @@ public final class StateStore: Sendable {
     /// never edit or reorder one that has shipped.
     public static let migrations: [Migration] = coreMigrations + syncMigrations + auditMigrations + alertMigrations
         + remoteKeyMigrations + auditRepeatMigrations + outboxQuotaMigrations + clusterMigrations
+        + catalogueMigrations
 
     static let coreMigrations: [Migration] = [
         ("v1-kv", { db in

@@ -28,6 +28,7 @@ struct Lookout: AsyncParsableCommand {
             OutboxCommand.self,
             AuditLogCommand.self,
             StateCommand.self,
+            ProfilesCommand.self,
             RemoteCommandsCommand.self,
             SyncCommand.self,
             DiscoverCommand.self,

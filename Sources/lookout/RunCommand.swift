@@ -53,7 +53,9 @@ struct RunCommand: AsyncParsableCommand {
                     "lookout: \(option) after the script name is passed to the script; put it before the script to mean `run`'s option\n".utf8))
             }
         }
-        let environment = try HostEnvironment.load()
+        let environment = try await HostEnvironment.load().addingCatalogue(warn: {
+            FileHandle.standardError.write(Data("lookout: warning: \($0)\n".utf8))
+        })
         environment.warnAboutSecretFiles()
         let logger = environment.bootstrapLogging(verbose: script.verbose)
         let file = code == nil ? arguments.first : nil

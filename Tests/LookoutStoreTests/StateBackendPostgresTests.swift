@@ -27,6 +27,7 @@ final class StateBackendPostgresTests: XCTestCase {
 
     func testMigrationsShareNames() async throws { try await StateBackendBehaviour.migrationsShareNames(backend()) }
     func testKeyValueRoundTrip() async throws { try await StateBackendBehaviour.keyValueRoundTrip(backend()) }
+    func testProfileCatalogue() async throws { try await StateBackendBehaviour.profileCatalogue(backend()) }
     func testQuotaRefusesAndWritesNothing() async throws { try await StateBackendBehaviour.quotaRefusesAndWritesNothing(backend()) }
     func testQuotaHoldsUnderConcurrentWriters() async throws {
         try await StateBackendBehaviour.quotaHoldsUnderConcurrentWriters(backend())
@@ -98,7 +99,11 @@ final class StateBackendPostgresTests: XCTestCase {
             GRANT SELECT, INSERT ON audit TO \(app);
             GRANT SELECT, INSERT, UPDATE ON audit_repeats TO \(app);
             GRANT SELECT ON lookout_migrations TO \(app);
+            GRANT SELECT ON profile_catalogue TO \(app);
             """, database: database)
+        try await ownerStore.putCatalogueProfiles([
+            CatalogueProfile(service: "nightscout", name: "child1", body: "url = \"https://one.example\"", updatedAt: Date()),
+        ])
         let appStore = try await PostgresStateStore.open(
             location: try PostgresLocation.parse(cluster.url(database: database, user: app)), password: "app-pw")
         stores.append(appStore)
@@ -109,8 +114,10 @@ final class StateBackendPostgresTests: XCTestCase {
         try await StateBackendBehaviour.acksBelongToTheirEpisode(appBackend)
         try await StateBackendBehaviour.outboxQueue(appBackend)
         try await StateBackendBehaviour.mirror(appBackend)
-        // As the application role, rewriting the audit log is not even permitted.
-        for sql in ["UPDATE audit SET detail = 'x'", "DELETE FROM audit", "TRUNCATE audit", "ALTER TABLE audit DISABLE TRIGGER ALL",
+        let catalogue = try await appStore.catalogueProfiles()
+        XCTAssertEqual(catalogue.map(\.name), ["child1"], "the instances' role reads the profile catalogue")
+        // As the application role, rewriting the audit log or the catalogue is not even permitted.
+        for sql in ["UPDATE profile_catalogue SET body = 'url = \"https://elsewhere.example\"'", "UPDATE audit SET detail = 'x'", "DELETE FROM audit", "TRUNCATE audit", "ALTER TABLE audit DISABLE TRIGGER ALL",
                     "CREATE TABLE sneaky (x int)"] {
             XCTAssertThrowsError(try cluster.psql("SET ROLE \(app); \(sql)", database: database), sql) { error in
                 XCTAssertTrue("\(error)".contains("permission denied") || "\(error)".contains("must be owner"), "\(sql): \(error)")

@@ -25,6 +25,7 @@ final class StateBackendSQLiteTests: XCTestCase {
 
     func testMigrationsShareNames() async throws { try await StateBackendBehaviour.migrationsShareNames(backend()) }
     func testKeyValueRoundTrip() async throws { try await StateBackendBehaviour.keyValueRoundTrip(backend()) }
+    func testProfileCatalogue() async throws { try await StateBackendBehaviour.profileCatalogue(backend()) }
     func testQuotaRefusesAndWritesNothing() async throws { try await StateBackendBehaviour.quotaRefusesAndWritesNothing(backend()) }
     func testQuotaHoldsUnderConcurrentWriters() async throws {
         try await StateBackendBehaviour.quotaHoldsUnderConcurrentWriters(backend())

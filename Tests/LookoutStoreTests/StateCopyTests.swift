@@ -24,6 +24,8 @@ final class StateCopyTests: XCTestCase {
         try await StateBackendBehaviour.acksBelongToTheirEpisode(sqlite)
         try await StateBackendBehaviour.outboxQueue(sqlite)
         try await StateBackendBehaviour.mirror(sqlite)
+        try await source.putCatalogueProfiles([CatalogueProfile(
+            service: "nightscout", name: "child1", body: "url = \"https://one.example\"", updatedAt: StateBackendBehaviour.now)])
         _ = try await source.claimOneTimeCode("123456", counter: 7, pumps: ["pump"], now: StateBackendBehaviour.now)
         for delay in [0.0, 5] {  // the second is counted on the first (audit_repeats)
             try await source.append(AuditEntry(
@@ -47,6 +49,9 @@ final class StateCopyTests: XCTestCase {
         let audit = try await target.auditEntries(site: nil, limit: 100)
         let sourceAudit = try await source.auditEntries(site: nil, limit: 100)
         XCTAssertEqual(audit, sourceAudit, "the audit log in the same order, every entry the same")
+        let catalogue = try await target.catalogueProfiles()
+        let sourceCatalogue = try await source.catalogueProfiles()
+        XCTAssertEqual(catalogue, sourceCatalogue)
         let alerts = try await target.alertStatuses()
         let sourceAlerts = try await source.alertStatuses()
         XCTAssertEqual(alerts, sourceAlerts)

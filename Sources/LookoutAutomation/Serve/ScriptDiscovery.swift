@@ -49,6 +49,9 @@ public struct ScriptStamp: Sendable, Equatable {
     public let modified: Int64
     /// Size in bytes.
     public let size: Int64
+    /// The settings a bound piece of work runs with (its profile's, as a hash): when they
+    /// change (the profile catalogue), the work restarts.
+    public var settings = 0
 
     /// The stamp of `file`, or nil if it cannot be read.
     public init?(file: String) {

@@ -32,18 +32,22 @@ public actor ServeSupervisor {
     public nonisolated let cluster: ClusterMember?
     /// The profiles a script file is bound to (`[serve.bind]`); none: it runs once.
     private let bindings: @Sendable (_ file: String) -> [ScriptBinding]
+    /// The settings of a bound profile, as a hash (a change restarts its work).
+    private let profileSettings: @Sendable (ScriptBinding) -> Int
 
     /// Creates a supervisor; `start()` runs the scripts (with `cluster`, those it holds leases of;
-    /// a file with `bindings` once per profile).
+    /// a file with `bindings` once per profile, restarted when `profileSettings` changes).
     public init(discovery: ScriptDiscovery, factory: ServeScriptFactory, settings: ServeSettings = ServeSettings(),
                 health: HealthRegistry, cluster: ClusterMember? = nil,
-                bindings: @escaping @Sendable (_ file: String) -> [ScriptBinding] = { _ in [] }, log: @escaping ServeLog) {
+                bindings: @escaping @Sendable (_ file: String) -> [ScriptBinding] = { _ in [] },
+                profileSettings: @escaping @Sendable (ScriptBinding) -> Int = { _ in 0 }, log: @escaping ServeLog) {
         self.discovery = discovery
         self.factory = factory
         self.settings = settings
         self.health = health
         self.cluster = cluster
         self.bindings = bindings
+        self.profileSettings = profileSettings
         self.log = log
     }
 
@@ -124,7 +128,9 @@ public actor ServeSupervisor {
             let lease = leases[work]
             if let entry = scripts[work] {
                 guard entry.stamp != unit.stamp || entry.lease !== lease else { continue }
-                log("\(work): " + (entry.stamp != unit.stamp ? "changed; reloading" : "lease taken again under a new fence; restarting"))
+                let why = entry.stamp.settings != unit.stamp.settings ? "its profile changed; restarting"
+                    : entry.stamp != unit.stamp ? "changed; reloading" : "lease taken again under a new fence; restarting"
+                log("\(work): " + why)
                 scripts[work] = nil
                 await entry.script.stop()
             } else {
@@ -147,7 +153,11 @@ public actor ServeSupervisor {
             if bound.isEmpty {
                 result[Self.workName(file)] = (file, stamp)
             } else {
-                for binding in bound { result[Self.workName(file) + "@" + binding.profile] = (file, stamp) }
+                for binding in bound {
+                    var bound = stamp
+                    bound.settings = profileSettings(binding)
+                    result[Self.workName(file) + "@" + binding.profile] = (file, bound)
+                }
             }
         }
         return result

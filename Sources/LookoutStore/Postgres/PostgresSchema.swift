@@ -229,6 +229,17 @@ extension PostgresStateStore {
             )
             """,
         ]),
+        ("v9-catalogue", [
+            """
+            CREATE TABLE profile_catalogue (
+                service text COLLATE "C" NOT NULL,
+                name text COLLATE "C" NOT NULL,
+                body text NOT NULL,
+                updated_at double precision NOT NULL,
+                PRIMARY KEY (service, name)
+            )
+            """,
+        ]),
     ]
 
     /// The advisory lock key migrations take (any 64-bit number unique to Lookout).

@@ -72,6 +72,7 @@ public enum StateCopy {
         ("remote_otp_codes", "pump, counter", [("pump", .text), ("counter", .integer), ("code", .text), ("time", .double)]),
         // Repeat counts follow their audit row by its id (the rows' `seq` is renumbered).
         ("audit_repeats", "seq", [("id", .text), ("count", .integer), ("last_time", .double)]),
+        ("profile_catalogue", "service, name", [("service", .text), ("name", .text), ("body", .text), ("updated_at", .double)]),
     ]
 
     /// Tables read and written through their own statements (`audit_repeats` joins `audit`).

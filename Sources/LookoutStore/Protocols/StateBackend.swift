@@ -10,7 +10,7 @@ import NightscoutKit
 /// Errors are `StateStoreError` (scripts see `err.code == "store"`, or `quota`), naming the
 /// database (a file, or a URL without its password).
 public protocol StateBackend: ScriptValueStore, NotifyQueueStore, AlertStateStore, RemoteCommandAudit, OutboxStore,
-    MirrorStore, ClusterLeaseStore {
+    MirrorStore, ClusterLeaseStore, ProfileCatalogueStore {
     /// Names this database in process-wide registries (outboxes, guards, locks).
     var identity: String { get }
     /// Where it is, for messages: a file path or a URL without password.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LookoutAutomation
 import LookoutConfig
+import LookoutWire
 import LookoutModules
 import LookoutStore
 import Lua
@@ -80,12 +81,15 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = try HostEnvironment.load()
+        let file = try HostEnvironment.load()
+        let environment = try await file.addingCatalogue(warn: { FileHandleOutput.standardError.write("lookout serve: \($0)\n") })
         environment.warnAboutSecretFiles()
         let logger = environment.bootstrapLogging(verbose: script.verbose)
         let health = HealthRegistry()
         let base = try environment.luaOptions(
             name: "serve", script: script, arguments: [], scriptDirectory: nil, output: { _ in })
+        // The configuration with the catalogue's profiles, read again every few seconds (`refreshCatalogue`).
+        let live = Locked(environment.config)
         let config = environment.config
         let paths = environment.paths
         let factory = ServeScriptFactory(
@@ -101,7 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
                 options.warnings = { FileHandleOutput.standardError.write("[\(name)] warning: \($0)\n") }
                 return options
             },
-            modules: { _ in HostModules.all(config: config, paths: paths, logger: logger, health: health) })
+            modules: { _ in HostModules.all(config: live.withLock { $0 }, paths: paths, logger: logger, health: health) })
         var settings = ServeSettings()
         settings.drainDeadline = Quantities.parseDuration(drain) ?? 10
         let log: ServeLog = { FileHandleOutput.standardError.write("lookout serve: \($0)\n") }
@@ -131,7 +135,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw HostSetupError(description: "[serve.bind] and --isolate cannot be combined yet: a worker process runs a file once")
         }
         let supervisor = ServeSupervisor(discovery: discovery, factory: runFactory, settings: settings, health: health,
-                                         cluster: member, bindings: { config.serveBindings(file: $0) }, log: log)
+                                         cluster: member, bindings: { live.withLock { $0 }.serveBindings(file: $0) },
+                                         profileSettings: { binding in
+                                             live.withLock { $0 }.profileRevision(service: binding.service, name: binding.profile)
+                                         }, log: log)
         let status = try await ServeStatus.start(
             port: statusPort ?? config.serveStatusPort, health: health, paths: paths,
             extraRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health), door: StatusDoor(config: config), log: log)
@@ -150,14 +157,36 @@ struct ServeCommand: AsyncParsableCommand {
         log("serving \(await supervisor.files.count) script(s) from \(targets.joined(separator: ", "))"
             + (status.url.map { "; status at \($0)" } ?? ""))
         let outbox = Task { await ServeCommand.watchOutbox(paths: paths, health: health) }
+        let catalogue = Task { await ServeCommand.refreshCatalogue(file: file, live: live, log: log) }
         var iterator = stopRequested.stream.makeAsyncIterator()
         _ = await iterator.next()
         outbox.cancel()
+        catalogue.cancel()
         log("stopping: draining running tasks (up to \(drain))")
         await supervisor.stop()
         await status.stop()
         signals.cancel()
         log("stopped")
+    }
+
+    /// Reads the profile catalogue again every 5 s: the supervisor's next scan starts the work
+    /// of a new profile, stops a removed one and restarts one whose settings changed. A
+    /// catalogue that cannot be read (or holds a profile that is not valid) keeps the last good
+    /// one; each new problem is logged once.
+    static func refreshCatalogue(file: HostEnvironment, live: Locked<HostConfig>, log: @escaping ServeLog) async {
+        var lastProblem: String?
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(5))
+            var problem: String?
+            do {
+                let fresh = try await file.addingCatalogue(warn: { problem = problem ?? $0 })
+                if problem == nil { live.withLock { $0 = fresh.config } }
+            } catch {
+                problem = "the profile catalogue holds a profile that is not valid (the last good one stays): \(error)"
+            }
+            if let problem, problem != lastProblem { log(problem) }
+            lastProblem = problem
+        }
     }
 
     /// Keeps an `outbox` component in the health up to date every 10 s: how many uploads and
