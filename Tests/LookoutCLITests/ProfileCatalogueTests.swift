@@ -44,6 +44,10 @@ final class ProfileCatalogueTests: CLITestCase, @unchecked Sendable {
         assertExit(run, 0)
         XCTAssertTrue(run.stdout.contains("sgv 101"), "\(run)")
 
+        let repl = try lookout(["repl"], stdin: "print('repl ' .. require('nightscout').client('siteA'):entries{count=1}[1].sgv)\n.reset\n"
+            + "print('after reset ' .. require('nightscout').client('siteA'):entries{count=1}[1].sgv)\n", environment: env)
+        XCTAssertTrue(repl.stdout.contains("repl 101") && repl.stdout.contains("after reset 101"), "\(repl)")
+
         // A secret written in the clear is refused and never echoed; nothing is imported.
         try writeFile("bad.toml", "[nightscout.siteC]\nurl = \"\(urls[1])\"\napi_secret = \"hunter2hunter2\"\n")
         let bad = try lookout(["profiles", "import", "bad.toml"])

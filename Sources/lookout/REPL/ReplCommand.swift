@@ -21,8 +21,13 @@ struct ReplCommand: AsyncParsableCommand {
 
     @OptionGroup var script: ScriptOptions
 
+    /// A warning on standard error (a profile catalogue that cannot be read).
+    @Sendable static func warn(_ message: String) {
+        FileHandle.standardError.write(Data("lookout: warning: \(message)\n".utf8))
+    }
+
     func run() async throws {
-        let environment = try HostEnvironment.load()
+        let environment = try await HostEnvironment.load().addingCatalogue(warn: ReplCommand.warn)
         let logger = environment.bootstrapLogging(verbose: script.verbose)
         let interactive = isatty(0) != 0
         var history: String?
@@ -57,7 +62,7 @@ struct ReplCommand: AsyncParsableCommand {
             return ["y", "yes"].contains(answer?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
         }
         let session = ReplSession(runtime: runtime, reader: reader, interactive: interactive) {
-            try HostEnvironment.load().modules(logger: logger, confirmation: confirmation)
+            try await HostEnvironment.load().addingCatalogue(warn: ReplCommand.warn).modules(logger: logger, confirmation: confirmation)
         }
         if interactive {
             reader.print("Lookout \(LookoutVersion.current) (Lua 5.4): help() for help, .quit or Ctrl-D to leave")

@@ -9,10 +9,10 @@ final class ReplSession: Sendable {
     private let interactive: Bool
     private let state = Locked((evaluating: false, lastInterrupt: Date?.none))
     /// The modules over config.toml as it is now (`.reset` rereads it); throws a config error.
-    private let reloadModules: @Sendable () throws -> [any LuaModule]
+    private let reloadModules: @Sendable () async throws -> [any LuaModule]
 
     init(runtime: LuaRuntime, reader: any LineReader, interactive: Bool,
-         reloadModules: @escaping @Sendable () throws -> [any LuaModule]) {
+         reloadModules: @escaping @Sendable () async throws -> [any LuaModule]) {
         self.runtime = runtime
         self.reader = reader
         self.interactive = interactive
@@ -111,10 +111,11 @@ final class ReplSession: Sendable {
         case ".tasks":
             reader.print(await runtime.taskListing())
         case ".reset":
-            // config.toml again (profiles, channels, settings); a broken one keeps the last good one.
+            // config.toml and the profile catalogue again (profiles, channels, settings); a broken
+            // one keeps the last good one.
             var modules: [any LuaModule]?
             var note = "config.toml reread"
-            do { modules = try reloadModules() } catch {
+            do { modules = try await reloadModules() } catch {
                 note = "config.toml not reread (\(error)); kept the configuration from before"
             }
             do {
