@@ -166,6 +166,7 @@ struct ClusterSitesBenchmark: Benchmark {
         // Steady state: checks per second and transactions per check.
         let window = settings.quick ? 10.0 : 30.0
         let runsBefore = Self.health(homes).runs, transactionsBefore = database?.transactions()
+        let activityBefore = database?.tableActivity() ?? [:]
         let started = Date()
         try await Task.sleep(for: .seconds(window))
         // serve-status.json is rewritten every 2 s: wait for one written after the window.
@@ -174,6 +175,12 @@ struct ClusterSitesBenchmark: Benchmark {
         let runs = Self.health(homes).runs - runsBefore
         let transactions = database?.transactions().flatMap { after in transactionsBefore.map { Double(after - $0) } }
         let rss = processes.map { Double(ProcessMemory.residentBytes(pid: $0.pid)) }.reduce(0, +)
+        if let activity = database?.tableActivity() {
+            let busiest = activity.map { ($0.key, Double($0.value - (activityBefore[$0.key] ?? 0)) / Double(max(runs, 1))) }
+                .filter { $0.1 > 0.05 }.sorted { $0.1 > $1.1 }
+            Self.progress("\(name): per reading, scans and rows written by table: "
+                + busiest.map { "\($0.0) \(String(format: "%.1f", $0.1))" }.joined(separator: ", "))
+        }
 
         // A low reading on every site at once: how long until each site's notification arrives.
         let stored = Date()
@@ -265,6 +272,22 @@ final class BenchPostgres: Sendable {
         try run([bin + "/initdb", "-D", folder + "/data", "-U", "postgres", "--auth=trust", "--no-sync"])
         try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/server.log", "-w", "start", "-o",
                  "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"])
+    }
+
+    /// Per table, the scans and rows written so far (`pg_stat_user_tables`): where the
+    /// transactions go.
+    func tableActivity() -> [String: Int] {
+        let (text, status) = (try? ProcessSpawner.output("/usr/bin/psql", [
+            "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres", "-AF", " ", "-tc",
+            "SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) + n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_user_tables",
+        ])) ?? ("", 1)
+        guard status == 0 else { return [:] }
+        var activity: [String: Int] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let count = Int(parts[1]) { activity[String(parts[0])] = count }
+        }
+        return activity
     }
 
     /// Committed transactions of the database so far.

@@ -127,6 +127,13 @@ public actor ClusterMember {
         }
     }
 
+    /// Releases the leases given up whose work is not running here (`running`: the supervisor's
+    /// scripts): a piece taken and given up again before its script started has no script to
+    /// wait for, and would otherwise be renewed and held from the others for good.
+    public func releaseIdle(running: Set<String>) async {
+        for work in releasing.keys.sorted() where !running.contains(work) { await workStopped(work) }
+    }
+
     /// Leaves the cluster after the scripts stopped (SIGTERM): every lease is released at once.
     public func leave() async {
         leaving = true

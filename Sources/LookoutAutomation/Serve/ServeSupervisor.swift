@@ -142,6 +142,7 @@ public actor ServeSupervisor {
             scripts[work] = (script, unit.stamp, lease)
             await script.start()
         }
+        await cluster?.releaseIdle(running: Set(scripts.keys))
     }
 
     /// The pieces of work of the files found: a file runs once, or once per profile it is bound
