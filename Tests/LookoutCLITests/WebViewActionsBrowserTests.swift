@@ -120,4 +120,14 @@ final class WebViewActionsBrowserTests: CLITestCase, @unchecked Sendable {
         defer { setup.serve.terminate(); setup.hook.stop(); Task { await setup.simulator.stop() } }
         try await browse("sleeping", setup)
     }
+
+    /// An alert still firing whose condition no longer holds, while its `clear` condition does not
+    /// yet (urgent-low at 60: not below 55, not yet above 65), shows as recovering.
+    func testAnAlertOnItsWayBackShowsRecovering() async throws {
+        let setup = try await start()
+        defer { setup.serve.terminate(); setup.hook.stop(); Task { await setup.simulator.stop() } }
+        await setup.simulator.seed("entries", [["type": "sgv", "sgv": 60, "date": .int(Int64(Date().timeIntervalSince1970 * 1000)),
+                                                "direction": "FortyFiveUp", "device": "web-view-test"]])
+        try await browse("recovering", setup)
+    }
 }

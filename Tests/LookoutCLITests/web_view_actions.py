@@ -1,7 +1,8 @@
 """Drives the web view of a running `lookout serve` in Debian's Chromium with Playwright, for
 WebViewActionsBrowserTests (which starts serve, the Nightscout simulator and the webhook recorder).
 WEB_MODE picks the checks: `snooze` (snooze urgent-low from the page), `lines` (a script's lines,
-live and redacted), `sleeping` (a script waiting on its timer). Prints one JSON line of findings,
+live and redacted), `sleeping` (a script waiting on its timer), `recovering` (urgent-low back above 55
+but not yet above 65). Prints one JSON line of findings,
 exits 0 when every check passed (else 1 with the reasons on stderr).
 """
 import json
@@ -94,6 +95,16 @@ def sleeping(page):
     page.screenshot(path=os.path.join(ARTIFACTS, "desktop-sleeping.png"), full_page=True)
 
 
+def recovering(page):
+    card = '[data-alert="urgent-low"]'
+    expect(page.locator(card)).to_have_attribute("data-state", "recovering", timeout=20000)
+    text = page.inner_text(card)
+    check("recovering: not below 55" in text, f"the card does not say why it is recovering: {text}")
+    check(page.locator(card + " form.ack button").count() == 1, "a recovering alert can no longer be acknowledged")
+    findings["urgent_low"] = text.splitlines()[:3]
+    page.screenshot(path=os.path.join(ARTIFACTS, "desktop-recovering.png"), full_page=True)
+
+
 def main():
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -104,7 +115,7 @@ def main():
         page.on("pageerror", lambda e: console_errors.append(str(e)))
         page.goto(LOGIN)
         check(page.url.rstrip("/").endswith("/web"), f"after the login link the page is {page.url}")
-        {"snooze": snooze, "lines": lines, "sleeping": sleeping}[MODE](page)
+        {"snooze": snooze, "lines": lines, "sleeping": sleeping, "recovering": recovering}[MODE](page)
         # The refused posts above log their 4xx answers as console errors; nothing else may.
         unexpected = [e for e in console_errors if "status of 40" not in e]
         check(unexpected == [], f"console errors: {unexpected}")

@@ -481,6 +481,10 @@ local function judge(a, st, now)
   if alerting then
     local c = a.clear.eval(ctx, #points)
     if c == true then return "ok", "cleared: " .. a.clear.text .. last end
+    -- Between `when` and `clear` (hysteresis): still firing, on its way back.
+    if a.when.eval(ctx, #points) == false then
+      return "firing", "recovering: not " .. a.when.text .. " any more; clears when " .. a.clear.text .. last
+    end
     return "firing", a.when.text .. "; clears when " .. a.clear.text .. last
   end
   local w = a.when.eval(ctx, #points)

@@ -24,7 +24,7 @@ enum WebAssets {
         .card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; }
         .badge { font-size: .8rem; font-weight: 600; padding: .1rem .45rem; border-radius: 1rem; border: 1px solid currentColor; white-space: nowrap; }
         .state-firing .badge, .state-stale .badge, .state-crashed .badge, .state-quarantined .badge, .state-failing .badge { color: var(--bad); }
-        .state-acked .badge, .state-snoozed .badge, .state-starting .badge { color: var(--warn); }
+        .state-acked .badge, .state-snoozed .badge, .state-recovering .badge, .state-starting .badge { color: var(--warn); }
         .state-ok .badge, .state-running .badge, .state-sleeping .badge { color: var(--good); }
         .alert.state-firing { border-left: 6px solid var(--bad); }
         .small, .why, dd, .age { color: var(--muted); }

@@ -67,8 +67,9 @@ enum WebPage {
         for alert in snapshot.alerts {
             let s = alert.status
             let id = WebHTML.escape(s.id)
-            html += "<li class=\"card alert state-\(WebHTML.escape(s.state)) sev-\(WebHTML.escape(s.severity))\" id=\"alert-\(id)\" data-alert=\"\(id)\" data-state=\"\(WebHTML.escape(s.state))\">"
-            html += "<h3>\(WebHTML.escape(s.title)) <span class=\"badge\">\(WebHTML.escape(s.state))</span></h3>"
+            let state = WebHTML.escape(alertState(s))
+            html += "<li class=\"card alert state-\(state) sev-\(WebHTML.escape(s.severity))\" id=\"alert-\(id)\" data-alert=\"\(id)\" data-state=\"\(state)\">"
+            html += "<h3>\(WebHTML.escape(s.title)) <span class=\"badge\">\(state)</span></h3>"
             html += "<p class=\"small\">\(id) · \(WebHTML.escape(s.severity)) · \(WebHTML.escape(s.script)) · since \(WebHTML.clock(s.since))"
             html += " (\(WebHTML.ago(s.since, now: snapshot.now)))"
             if s.isAlerting { html += " · episode \(s.episode)" + (alert.level.map { " · escalation step \($0)" } ?? "") }
@@ -205,6 +206,13 @@ enum WebPage {
             html += "</tbody></table></div>\n"
         }
         return html + "</section>\n"
+    }
+
+    /// How an alert's state reads on the page: `recovering` for one still firing whose condition no
+    /// longer holds while its `clear` condition does not yet (the library's `why` says so), else the
+    /// stored state (acknowledged and snoozed say more than recovering).
+    static func alertState(_ status: AlertStatus) -> String {
+        status.state == "firing" && status.why?.hasPrefix("recovering:") == true ? "recovering" : status.state
     }
 
     /// How an entry's state reads on the page: `sleeping` for a running script that only waits
