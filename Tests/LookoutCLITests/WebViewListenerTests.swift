@@ -51,6 +51,7 @@ final class WebViewListenerTests: CLITestCase, @unchecked Sendable {
         }
         let signedIn = try curl(link)
         XCTAssertEqual(signedIn.status, 303, signedIn.headers)
+        XCTAssertTrue(signedIn.headers.contains("Secure"), "the session cookie of an https listener is Secure: \(signedIn.headers)")
         let cookie = try XCTUnwrap(signedIn.headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") }
             .map { String($0.dropFirst("set-cookie:".count).split(separator: ";")[0]).trimmingCharacters(in: .whitespaces) },
                                    signedIn.headers)

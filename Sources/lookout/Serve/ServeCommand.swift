@@ -147,10 +147,13 @@ struct ServeCommand: AsyncParsableCommand {
                                          profileSettings: { binding in
                                              live.withLock { $0 }.profileRevision(service: binding.service, name: binding.profile)
                                          }, log: log)
-        let routes = ServeCommand.extraStatusRoutes(environment: environment, health: health, lines: lines)
+        let web = config.serveWeb
         let status = try await ServeStatus.start(
             port: statusPort ?? config.serveStatusPort, health: health, paths: paths,
-            extraRoutes: routes, door: StatusDoor(config: config), web: config.serveWeb, webRoutes: routes, log: log)
+            extraRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health, lines: lines),
+            door: StatusDoor(config: config), web: web,
+            webRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health, lines: lines, secureCookies: web?.tls == true),
+            log: log)
 
         let stopRequested = AsyncStream<Void>.makeStream()
         let interrupts = InterruptCounter()
@@ -221,11 +224,12 @@ struct ServeCommand: AsyncParsableCommand {
     /// whose button posts it). Without the link's token nothing is acknowledged; `lookout ack ID`
     /// on the machine needs none. And the web view under `/web/` (`WebRoutes`: a session from
     /// `lookout web login` to read, its CSRF token to act).
-    static func extraStatusRoutes(environment: HostEnvironment, health: HealthRegistry, lines: ScriptLogLines? = nil) -> [StatusRoute] {
+    static func extraStatusRoutes(environment: HostEnvironment, health: HealthRegistry, lines: ScriptLogLines? = nil,
+                                  secureCookies: Bool = false) -> [StatusRoute] {
         let paths = environment.paths
         let acks = AlertAcks(paths: paths)
         return AckRoutes.routes(acks: acks, key: { try AckLinkKey.load(paths: paths) })
             + WebRoutes.routes(source: WebSnapshotSource(health: health, paths: paths, config: environment.config, lines: lines),
-                               sessions: WebSessions(stateDirectory: paths.stateDirectory), acks: acks)
+                               sessions: WebSessions(stateDirectory: paths.stateDirectory), acks: acks, secureCookies: secureCookies)
     }
 }

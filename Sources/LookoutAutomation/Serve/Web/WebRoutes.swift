@@ -22,17 +22,27 @@ public enum WebRoutes {
     static let snoozeMinutes = [15, 30, 60, 120]
 
     /// The routes over `source` (what the page shows), `sessions` and `acks`.
-    /// - Parameter interval: how often the live stream looks for changes, seconds.
+    /// - Parameters:
+    ///   - interval: how often the live stream looks for changes, seconds.
+    ///   - secureCookies: mark the session cookie `Secure` (a listener serving https).
     public static func routes(source: WebSnapshotSource, sessions: WebSessions, acks: AlertAcks,
-                              interval: Double = 1) -> [StatusRoute] {
+                              interval: Double = 1, secureCookies: Bool = false) -> [StatusRoute] {
         [
             StatusRoute(method: "GET", pathPrefix: "/web") { request in
-                await get(request, source: source, sessions: sessions, interval: interval)
+                secured(await get(request, source: source, sessions: sessions, interval: interval), secureCookies)
             },
             StatusRoute(method: "POST", pathPrefix: "/web/") { request in
-                await post(request, sessions: sessions, acks: acks)
+                secured(await post(request, sessions: sessions, acks: acks), secureCookies)
             },
         ]
+    }
+
+    /// `response` with its cookie marked `Secure` when `secure`.
+    static func secured(_ response: StatusResponse, _ secure: Bool) -> StatusResponse {
+        guard secure, let cookie = response.headers["Set-Cookie"] else { return response }
+        var marked = response
+        marked.headers["Set-Cookie"] = cookie + "; Secure"
+        return marked
     }
 
     static func get(_ request: StatusRequest, source: WebSnapshotSource, sessions: WebSessions, interval: Double) async
