@@ -52,6 +52,7 @@ enum HostConfigSchema {
                 HostConfigKeySpec(name: "hosts", validate: HostConfig.checkServeHosts),
                 HostConfigKeySpec(name: "public_url", validate: HostConfig.checkPublicURL),
                 HostConfigKeySpec(name: "bind", validate: HostConfig.checkServeBind),
+                HostConfigKeySpec(name: "web", validate: HostConfig.checkServeWeb),
             ]),
             "state": .settings(stateKeys),  // HostConfig+State.swift
             "scripts": .named([

@@ -86,6 +86,40 @@ public struct AlertAcks: Sendable {
         (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
+    /// The shortest and longest snooze from outside a script (`lookout ack --snooze`, the web view).
+    public static let snoozeRange: ClosedRange<TimeInterval> = 60...(24 * 3600)
+
+    /// Snoozes the current episode of alert `id` for `duration` seconds (within ``snoozeRange``),
+    /// by `by`, from now on the scripts' clock: the script that checks the alert mutes its
+    /// notifications until then (state `snoozed`) and starts its escalation again if it still fires
+    /// after. A snooze never outlives its episode (the next episode notifies), urgent or not.
+    /// - Throws: `AlertAckError` when no script has defined the alert or it is not alerting, or the
+    ///   duration is outside ``snoozeRange``; `StateStoreError` when the database cannot be used.
+    @discardableResult
+    public func snooze(id: String, by: String, for duration: TimeInterval) async throws -> AlertStatus {
+        guard Self.snoozeRange.contains(duration) else { throw AlertAckError.snoozeDuration(id, seconds: duration) }
+        let at = now()
+        return try await open().snoozeAlert(id: id, by: by.isEmpty ? "someone" : by, at: at, until: at.addingTimeInterval(duration))
+    }
+
+    /// The answer for a snooze over HTTP (the web view): as ``httpAck(id:by:at:)``, with
+    /// `snoozed_until` (epoch seconds) instead of `acked_by`; 400 for a duration out of range.
+    public func httpSnooze(id: String, by: String, for duration: TimeInterval) async -> (status: Int, json: String) {
+        do {
+            let status = try await snooze(id: id, by: by, for: duration)
+            return (200, Self.encode(["id": status.id, "episode": Int(status.episode), "snoozed_by": status.snoozedBy ?? by,
+                                      "snoozed_until": status.snoozedUntil?.timeIntervalSince1970 ?? 0, "state": status.state]))
+        } catch let error as AlertAckError {
+            switch error {
+            case .unknown: return (404, Self.encode(["error": error.description]))
+            case .snoozeDuration: return (400, Self.encode(["error": error.description]))
+            default: return (409, Self.encode(["error": error.description]))
+            }
+        } catch {
+            return (503, Self.encode(["error": String(describing: error)]))
+        }
+    }
+
     /// Every alert a script has checked, by id, with its acknowledgement if the current episode has one.
     public func list() async throws -> [AlertStatus] {
         try await open().alertStatuses()
@@ -116,6 +150,12 @@ public struct AlertStatus: Sendable, Equatable, Codable {
     public var ackedBy: String?
     /// When.
     public var ackedAt: Date?
+    /// Who snoozed the current episode from outside its script (`lookout ack --snooze`, the web view).
+    public var snoozedBy: String?
+    /// When.
+    public var snoozedAt: Date?
+    /// Until when (the scripts' clock); the script mutes the episode's notifications until then.
+    public var snoozedUntil: Date?
     /// When the script last checked the alert.
     public var updatedAt: Date
     /// Why the data puts the alert in its state, as the script last judged it ("pending: below
@@ -127,10 +167,11 @@ public struct AlertStatus: Sendable, Equatable, Codable {
 
     /// Creates a status.
     public init(id: String, script: String, title: String, severity: String, state: String, since: Date, episode: Int64,
-                ackedBy: String? = nil, ackedAt: Date? = nil, updatedAt: Date, why: String? = nil) {
+                ackedBy: String? = nil, ackedAt: Date? = nil, updatedAt: Date, why: String? = nil,
+                snoozedBy: String? = nil, snoozedAt: Date? = nil, snoozedUntil: Date? = nil) {
         self.id = id; self.script = script; self.title = title; self.severity = severity; self.state = state
         self.since = since; self.episode = episode; self.ackedBy = ackedBy; self.ackedAt = ackedAt; self.updatedAt = updatedAt
-        self.why = why
+        self.why = why; self.snoozedBy = snoozedBy; self.snoozedAt = snoozedAt; self.snoozedUntil = snoozedUntil
     }
 }
 
@@ -144,6 +185,8 @@ public enum AlertAckError: Error, Equatable, Sendable, CustomStringConvertible {
     case otherEpisode(String, link: Int64, current: Int64)
     /// An ack link's episode has been acknowledged already (a link acknowledges once).
     case alreadyAcked(String, episode: Int64, by: String)
+    /// A snooze shorter or longer than ``AlertAcks/snoozeRange``.
+    case snoozeDuration(String, seconds: TimeInterval)
 
     public var description: String {
         switch self {
@@ -156,6 +199,8 @@ public enum AlertAckError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "use the link of the newest notification (or `lookout ack \(id)`)"
         case .alreadyAcked(let id, let episode, let by):
             return "episode \(episode) of alert '\(id)' is already acknowledged (by \(by))"
+        case .snoozeDuration(let id, let seconds):
+            return "cannot snooze alert '\(id)' for \(Int(seconds)) s: a snooze lasts from 1 minute to 24 hours"
         }
     }
 
@@ -166,6 +211,7 @@ public enum AlertAckError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAlerting: return "not_alerting"
         case .otherEpisode: return "other_episode"
         case .alreadyAcked: return "already_acked"
+        case .snoozeDuration: return "invalid_duration"
         }
     }
 }

@@ -106,6 +106,7 @@ public final class StateStore: Sendable {
     public static let migrations: [Migration] = coreMigrations + syncMigrations + auditMigrations + alertMigrations
         + remoteKeyMigrations + auditRepeatMigrations + outboxQuotaMigrations + clusterMigrations
         + catalogueMigrations
+        + alertSnoozeMigrations
 
     static let coreMigrations: [Migration] = [
         ("v1-kv", { db in

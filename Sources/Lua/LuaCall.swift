@@ -336,7 +336,7 @@ public struct LuaCall {
     /// Waits `seconds` on the state's clock.
     public func sleep(_ seconds: Double) throws(LuaRaise) -> LuaReturn {
         try engine.beginWait(
-            in: self, what: "sleep \(Quantities.formatDuration(seconds))",
+            in: self, what: "sleep \(Quantities.formatDuration(seconds))", sleeps: true,
             deliver: { _, _, _ in 0 },
             start: { engine, id in
                 engine.armTimer(id: id, after: seconds)

@@ -248,7 +248,7 @@ extension LuaEngine {
     /// Parks the running task on a wait. `start` runs once the task has yielded all the way to the
     /// scheduler and returns how to cancel the work; `deliver` pushes the results.
     func beginWait(
-        in call: LuaCall, what: String, hostWork: Bool = false, event: Bool = false, counted: Bool = false,
+        in call: LuaCall, what: String, hostWork: Bool = false, event: Bool = false, counted: Bool = false, sleeps: Bool = false,
         deliver: @escaping (LuaEngine, LuaStack, Result<any Sendable, any Error>) -> Int32,
         start: @escaping (LuaEngine, UInt64) -> (() -> Void)
     ) throws(LuaRaise) -> LuaReturn {
@@ -264,6 +264,7 @@ extension LuaEngine {
         nextWaitID += 1
         wait.hostWork = hostWork
         wait.event = event
+        wait.sleeps = sleeps
         wait.counted = counted
         waits[wait.id] = wait
         task.wait = wait
@@ -370,6 +371,14 @@ extension LuaEngine {
     /// nothing to wait for then: such tasks can be cancelled at once.
     public var onlyAwaitsEvents: Bool {
         timerObjects.isEmpty && hostTimers.isEmpty && tasks.values.allSatisfy { $0.wait?.event == true }
+    }
+
+    /// Whether the state only waits for its clock: something is left to run (a timer, a
+    /// schedule, a task), nothing runs now or is ready to, and every task sleeps (`sleep`): none
+    /// waits for the network, the database or an event. `serve` shows such a script as sleeping.
+    /// Asked on the executor, so no Lua code runs meanwhile.
+    public var isSleeping: Bool {
+        !isIdle && !closed && tasks.values.allSatisfy { $0.status == .waiting && $0.wait?.sleeps == true }
     }
 
     func checkIdle() {

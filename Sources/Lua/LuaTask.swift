@@ -73,6 +73,9 @@ final class PendingWait {
     /// A wait for something from outside that may never come (a stream's next message): a task
     /// parked on it has nothing in progress (see `LuaEngine.onlyAwaitsEvents`).
     var event = false
+    /// A wait for the state's own clock only (`sleep`): a task parked on it is asleep (see
+    /// `LuaEngine.isSleeping`).
+    var sleeps = false
     /// A request (``LuaCall/request(_:_:deliver:)``): it runs under the state's
     /// ``LuaRequestGate``.
     var counted = false

@@ -35,9 +35,9 @@ struct HostEnvironment {
 
     /// Sends swift-log output to standard error at the configured level (debug with --verbose,
     /// the command's or `lookout -v`'s).
-    func bootstrapLogging(verbose: Bool) -> Logger {
+    func bootstrapLogging(verbose: Bool, tap: (@Sendable (_ script: String, _ line: String) -> Void)? = nil) -> Logger {
         let level = verbose || GlobalOptions.verbose ? .debug : Logger.Level(rawValue: config.logLevel.rawValue) ?? .info
-        LoggingSystem.bootstrap { label in LookoutLogHandler(label: label, level: level) }
+        LoggingSystem.bootstrap { label in LookoutLogHandler(label: label, level: level, tap: tap) }
         var logger = Logger(label: "lookout")
         logger.logLevel = level
         return logger

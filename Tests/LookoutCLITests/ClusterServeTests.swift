@@ -161,7 +161,7 @@ final class ClusterServeTests: CLITestCase, @unchecked Sendable {
             return held.count == works.count && Dictionary(grouping: held.values, by: { $0 }).values.map(\.count).sorted() == [3, 3, 4]
         }
         let doctor = try lookout(["doctor"], environment: env)
-        for line in ["(schema v9-catalogue", "append-only in the database", "clock is", "3 live instances",
+        for line in ["(schema v10-alert-snoozes", "append-only in the database", "clock is", "3 live instances",
                      "10 of 10 pieces of work running"] {
             XCTAssertTrue(doctor.stdout.contains(line), "doctor lacks \(line):\n\(doctor.stdout)")
         }

@@ -81,6 +81,9 @@ final class DemoCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertEqual(page.status, 200)
         XCTAssertTrue(page.body.contains(#"data-alert="urgent-low" data-state="firing""#), page.body)
         XCTAssertTrue(page.body.contains("<circle class=\"pt"), "the chart shows the story's readings")
+        // The scripts' latest lines: the bridge logs what it sends the boat.
+        XCTAssertTrue(page.body.range(of: #"<pre class="log"[^>]*><span>[0-9:]+ info +nightscout-to-signalk\.lua: "#,
+                                      options: .regularExpression) != nil, page.body)
         let start = try XCTUnwrap(page.body.range(of: #"action="/web/ack/urgent-low" class="ack"><input type="hidden" name="csrf" value=""#))
         let csrf = String(page.body[start.upperBound...].prefix { $0 != "\"" })
         let ack = try RawHTTP.send(port: port, method: "POST", target: "/web/ack/urgent-low",

@@ -32,35 +32,13 @@ final class WebViewBrowserTests: CLITestCase, @unchecked Sendable {
         let nsURL = try await simulator.start()
         defer { Task { await simulator.stop() } }
         let token = await simulator.addSubject(name: "web", roles: ["admin"])
-        let values: [Double] = [120, 110, 100, 90, 80, 69, 66, 63, 60, 57, 54, 50]  // low for 25 min, urgent low now
-        let now = Date()
-        var docs: [JSONValue] = []
-        for (i, value) in values.enumerated() {
-            let ms = Int64((now.timeIntervalSince1970 - Double(values.count - 1 - i) * 300) * 1000)
-            docs.append(["type": "sgv", "sgv": .int(Int64(value)), "date": .int(ms), "direction": "SingleDown",
-                         "device": "web-view-test"])
-        }
-        await simulator.seed("entries", docs)
+        let values = Self.fallingValues
+        await simulator.seed("entries", Self.readings(values, until: Date()))
 
         let hook = try HoldingHTTPPeer { _, _ in .status(200) }
         defer { hook.stop() }
         let port = try freePort()
-        try """
-            [nightscout.home]
-            url = "\(nsURL.absoluteString)"
-            token_env = "WEB_NS_TOKEN"
-
-            [notify.hook]
-            type = "webhook"
-            url = "\(hook.baseURL)/hook"
-
-            [scripts."low-alert.lua".settings]
-            channel = "hook"
-            escalate_to = "hook"
-            escalate_after = "1h"
-            repeat_every = "3s"
-            check_every = "1s"
-            """.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
+        try Self.config(nightscout: nsURL, hook: hook.baseURL).write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
         let ready = Self.repository.appendingPathComponent("Scripts/low-alert.lua")
         try writeFile("Scripts/low-alert.lua", try String(contentsOf: ready, encoding: .utf8))
         let environment = ["WEB_NS_TOKEN": token]
@@ -117,5 +95,39 @@ final class WebViewBrowserTests: CLITestCase, @unchecked Sendable {
         for name in ["desktop-firing.png", "desktop-acked.png", "phone-acked.png"] {
             XCTAssertTrue(FileManager.default.fileExists(atPath: Self.artifacts.appendingPathComponent(name).path), name)
         }
+    }
+}
+
+extension WebViewBrowserTests {
+    /// An hour of readings falling to 50 mg/dL: low for 25 min, urgent low now (below 55).
+    static let fallingValues: [Double] = [120, 110, 100, 90, 80, 69, 66, 63, 60, 57, 54, 50]
+
+    /// `values` as sgv entries 5 minutes apart, the last at `end`.
+    static func readings(_ values: [Double], until end: Date) -> [JSONValue] {
+        values.enumerated().map { i, value in
+            let ms = Int64((end.timeIntervalSince1970 - Double(values.count - 1 - i) * 300) * 1000)
+            return ["type": "sgv", "sgv": .int(Int64(value)), "date": .int(ms), "direction": "SingleDown", "device": "web-view-test"]
+        }
+    }
+
+    /// The config of the browser tests: the Nightscout profile `home` (token in `WEB_NS_TOKEN`),
+    /// the webhook channel `hook`, and the ready low alert repeating every 3 s, checking every second.
+    static func config(nightscout: URL, hook: String) -> String {
+        """
+        [nightscout.home]
+        url = "\(nightscout.absoluteString)"
+        token_env = "WEB_NS_TOKEN"
+
+        [notify.hook]
+        type = "webhook"
+        url = "\(hook)/hook"
+
+        [scripts."low-alert.lua".settings]
+        channel = "hook"
+        escalate_to = "hook"
+        escalate_after = "1h"
+        repeat_every = "3s"
+        check_every = "1s"
+        """
     }
 }

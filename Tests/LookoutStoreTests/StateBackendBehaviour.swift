@@ -318,6 +318,37 @@ enum StateBackendBehaviour {
         XCTAssertEqual(list.last?.episode, 2)
     }
 
+    /// Snoozes from outside a script (`lookout ack --snooze`, the web view): of the current
+    /// episode, a later one replacing an earlier one, none on the next episode. Leaves one in place.
+    static func snoozesBelongToTheirEpisode(_ b: BackendUnderTest) async throws {
+        let s = b.store
+        try await s.saveAlert(status("snoozy", state: "firing", episode: 3), data: "{}", now: now)
+        let first = try await s.snoozeAlert(id: "snoozy", by: "ben", at: now + 5, until: now + 905)
+        XCTAssertEqual(first.snoozedBy, "ben")
+        XCTAssertEqual(first.snoozedUntil, now + 905)
+        let again = try await s.snoozeAlert(id: "snoozy", by: "cleo", at: now + 10, until: now + 1810)
+        XCTAssertEqual(again.snoozedBy, "cleo", "a later snooze of the episode replaces the earlier one")
+        let record = try await s.alertRecord(id: "snoozy")
+        XCTAssertEqual(record?.status.snoozedUntil, now + 1810)
+        XCTAssertEqual(record?.status.snoozedAt, now + 10)
+        let listed = try await s.alertStatuses().first { $0.id == "snoozy" }
+        XCTAssertEqual(listed?.snoozedBy, "cleo")
+        XCTAssertEqual(listed?.snoozedUntil, now + 1810)
+        try await s.saveAlert(status("calm", state: "ok", episode: 0), data: "{}", now: now)
+        do {
+            _ = try await s.snoozeAlert(id: "calm", by: "ben", at: now, until: now + 60)
+            XCTFail("snoozed an alert that is not alerting")
+        } catch let error as AlertAckError {
+            XCTAssertEqual(error, .notAlerting("calm", state: "ok"))
+        }
+        // The next episode is not snoozed.
+        try await s.saveAlert(status("snoozy", state: "firing", episode: 4), data: "{}", now: now + 60)
+        let next = try await s.alertRecord(id: "snoozy")
+        XCTAssertNil(next?.status.snoozedBy)
+        XCTAssertNil(next?.status.snoozedUntil)
+        _ = try await s.snoozeAlert(id: "snoozy", by: "ben", at: now + 70, until: now + 970)
+    }
+
     // MARK: Outbox
 
     static func outboxQueue(_ b: BackendUnderTest) async throws {

@@ -42,6 +42,7 @@ final class StateBackendPostgresTests: XCTestCase {
         try await StateBackendBehaviour.auditIsAppendOnlyInTheDatabase(backend())
     }
     func testAcksBelongToTheirEpisode() async throws { try await StateBackendBehaviour.acksBelongToTheirEpisode(backend()) }
+    func testSnoozesBelongToTheirEpisode() async throws { try await StateBackendBehaviour.snoozesBelongToTheirEpisode(backend()) }
     func testOutboxQueue() async throws { try await StateBackendBehaviour.outboxQueue(backend()) }
     func testMirror() async throws { try await StateBackendBehaviour.mirror(backend()) }
     func testBudgetKeysShareOneBudget() async throws { try await StateBackendBehaviour.budgetKeysShareOneBudget(backend()) }
@@ -94,7 +95,7 @@ final class StateBackendPostgresTests: XCTestCase {
             CREATE ROLE \(app) LOGIN PASSWORD 'app-pw';
             GRANT CONNECT ON DATABASE \(database) TO \(app);
             GRANT USAGE ON SCHEMA public TO \(app);
-            GRANT SELECT, INSERT, UPDATE, DELETE ON kv, outbox, sync_cursor, sync_mirror, alert_state, alert_acks, notify_outbox,
+            GRANT SELECT, INSERT, UPDATE, DELETE ON kv, outbox, sync_cursor, sync_mirror, alert_state, alert_acks, alert_snoozes, notify_outbox,
                 remote_budget_keys, remote_otp_codes TO \(app);
             GRANT SELECT, INSERT ON audit TO \(app);
             GRANT SELECT, INSERT, UPDATE ON audit_repeats TO \(app);
@@ -112,6 +113,7 @@ final class StateBackendPostgresTests: XCTestCase {
         try await StateBackendBehaviour.notifyQueueLifecycle(appBackend)
         try await StateBackendBehaviour.releaseGivesBudgetBackOnce(appBackend)
         try await StateBackendBehaviour.acksBelongToTheirEpisode(appBackend)
+        try await StateBackendBehaviour.snoozesBelongToTheirEpisode(appBackend)
         try await StateBackendBehaviour.outboxQueue(appBackend)
         try await StateBackendBehaviour.mirror(appBackend)
         let catalogue = try await appStore.catalogueProfiles()

@@ -40,6 +40,7 @@ final class StateBackendSQLiteTests: XCTestCase {
         try await StateBackendBehaviour.auditIsAppendOnlyInTheDatabase(backend())
     }
     func testAcksBelongToTheirEpisode() async throws { try await StateBackendBehaviour.acksBelongToTheirEpisode(backend()) }
+    func testSnoozesBelongToTheirEpisode() async throws { try await StateBackendBehaviour.snoozesBelongToTheirEpisode(backend()) }
     func testOutboxQueue() async throws { try await StateBackendBehaviour.outboxQueue(backend()) }
     func testMirror() async throws { try await StateBackendBehaviour.mirror(backend()) }
     func testBudgetKeysShareOneBudget() async throws { try await StateBackendBehaviour.budgetKeysShareOneBudget(backend()) }

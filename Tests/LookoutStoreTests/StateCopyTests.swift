@@ -22,6 +22,7 @@ final class StateCopyTests: XCTestCase {
         _ = try await source.insertNotification(StateBackendBehaviour.message("kept"), now: StateBackendBehaviour.now)
         try await StateBackendBehaviour.releaseGivesBudgetBackOnce(sqlite)
         try await StateBackendBehaviour.acksBelongToTheirEpisode(sqlite)
+        try await StateBackendBehaviour.snoozesBelongToTheirEpisode(sqlite)
         try await StateBackendBehaviour.outboxQueue(sqlite)
         try await StateBackendBehaviour.mirror(sqlite)
         try await source.putCatalogueProfiles([CatalogueProfile(

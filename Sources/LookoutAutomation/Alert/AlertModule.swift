@@ -41,13 +41,15 @@ struct AlertModule: LuaModule {
             "load": { call in
                 let id = try call.string(1)
                 return try call.wait("alert state", { try await openStore().alertRecord(id: id) }) { stack, record in
-                    // true, the library's JSON, the current episode's acknowledgement, the script that saved it
+                    // true, the library's JSON, the current episode's acknowledgement, the script that saved it,
+                    // the current episode's snooze from outside the script (`lookout ack --snooze`, the web view)
                     stack.push(true)
                     guard let record else {
                         stack.pushNil()
                         stack.pushNil()
                         stack.pushNil()
-                        return 4
+                        stack.pushNil()
+                        return 5
                     }
                     stack.push(record.data)
                     if let by = record.status.ackedBy, let at = record.status.ackedAt {
@@ -56,7 +58,13 @@ struct AlertModule: LuaModule {
                         stack.pushNil()
                     }
                     stack.push(record.status.script)
-                    return 4
+                    if let by = record.status.snoozedBy, let at = record.status.snoozedAt, let until = record.status.snoozedUntil {
+                        stack.push(LuaValue.object(["episode": .int(record.status.episode), "by": .text(by),
+                                                    "at": .int(Self.milliseconds(at)), "until": .int(Self.milliseconds(until))]))
+                    } else {
+                        stack.pushNil()
+                    }
+                    return 5
                 }
             },
             "save": { call in

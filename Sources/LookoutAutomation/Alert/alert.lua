@@ -170,6 +170,8 @@ function alert.list() end
 function alert.ack(id, by) end
 
 --- Mutes alert `id` of this script for `duration`. Urgent alerts only while firing, for that episode.
+--- People snooze from outside too (`lookout ack ID --snooze 30m`, the web view's Snooze button):
+--- such a snooze mutes the alert's current episode only, urgent or not; `check` takes it up.
 --- Context: task only.
 ---@param id string
 ---@param duration string|number

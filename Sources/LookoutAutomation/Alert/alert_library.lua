@@ -481,6 +481,10 @@ local function judge(a, st, now)
   if alerting then
     local c = a.clear.eval(ctx, #points)
     if c == true then return "ok", "cleared: " .. a.clear.text .. last end
+    -- Between `when` and `clear` (hysteresis): still firing, on its way back.
+    if a.when.eval(ctx, #points) == false then
+      return "firing", "recovering: not " .. a.when.text .. " any more; clears when " .. a.clear.text .. last
+    end
     return "firing", a.when.text .. "; clears when " .. a.clear.text .. last
   end
   local w = a.when.eval(ctx, #points)
@@ -492,7 +496,7 @@ local function judge(a, st, now)
 end
 
 local function load(a)
-  local ok, data, ack, owner = host.load(a.id)
+  local ok, data, ack, owner, snooze = host.load(a.id)
   if not ok then error("alert " .. a.id .. ": cannot read the state database: " .. tostring(data and data.message or data), 0) end
   if not a.st then
     if owner and owner ~= host.script then
@@ -508,7 +512,7 @@ local function load(a)
       end
     end
   end
-  return ack
+  return ack, snooze
 end
 
 local function save(a)
@@ -524,7 +528,7 @@ function alert_mt:check()
   if getmetatable(self) ~= alert_mt then error("bad self to 'check' (alert expected); call it with ':'", 2) end
   local a = self
   local now = host.now()
-  local ack = load(a)
+  local ack, snooze = load(a)
   local st = a.st
   st.started = st.started or now
   collect(a, now)
@@ -561,6 +565,12 @@ function alert_mt:check()
   st.cond = cond
   if ack and ack.episode == st.episode and alerting then
     st.acked_by, st.acked_at = ack.by, ack.at
+  end
+  -- A snooze from outside (`lookout ack --snooze`, the web view): for this episode only, taken
+  -- once (an unsnooze or its end is not undone by seeing it again).
+  if snooze and snooze.episode == st.episode and alerting and st.snooze_from ~= snooze.at and now < snooze["until"] then
+    st.snooze_from = snooze.at
+    st.snoozed_until, st.snooze_episode = snooze["until"], st.episode
   end
 
   local state = cond

@@ -172,7 +172,11 @@ actor ServedScript {
         watch.attach(runtime)
         health.updateScript(name) { $0.state = .running }
         let file = self.file
+        let sleeping = Self.watchSleep(runtime: runtime, generation: generation, stall: stall, health: health, name: name)
         let ran = await stall.run { await runtime.run(file: file) }
+        sleeping.cancel()
+        await sleeping.value  // never asks the runtime once it is closing
+        health.updateScript(name) { $0.sleeping = nil }
         current = nil
         guard let outcome = ran, await stall.run({ await runtime.close() }) != nil else {
             return quarantine(runtime, reason: stall.reason ?? "stuck")
@@ -188,6 +192,27 @@ actor ServedScript {
             return .crashed(outcome.errors > 0 ? "ended after \(outcome.errors) error\(outcome.errors == 1 ? "" : "s")" : "exit status \(outcome.exitCode)")
         }
         return .finished
+    }
+
+    /// How often `serve` looks whether a script sleeps (for health and the web view).
+    static let sleepCheckInterval: Duration = .milliseconds(500)
+
+    /// Keeps the script's `sleeping` in health up to date until cancelled: asks the runtime every
+    /// `sleepCheckInterval` (on its executor, so between two pieces of Lua work), and gives up
+    /// once the state stalls.
+    private static func watchSleep(runtime: LuaRuntime, generation: UInt64, stall: StallWatch, health: HealthRegistry,
+                                   name: String) -> Task<Void, Never> {
+        Task {
+            var last: Bool?
+            while !Task.isCancelled {
+                guard let asleep = await stall.run({ await runtime.withLiveEngine(generation: generation) { $0.isSleeping } }) else { return }
+                if let asleep, asleep != last {
+                    last = asleep
+                    health.updateScript(name) { $0.sleeping = asleep }
+                }
+                try? await Task.sleep(for: sleepCheckInterval)
+            }
+        }
     }
 
     /// How long a stop waits after the drain's interrupt for the script to end (then it is left
@@ -339,6 +364,7 @@ extension ServedScript {
                     mine.lastSuccess = entry.lastSuccess ?? mine.lastSuccess
                     mine.jobs = entry.jobs
                     mine.nextRun = entry.nextRun
+                    mine.sleeping = entry.sleeping
                 }
             } else {
                 health.updateComponent(entry.name, script: name) { $0 = entry }

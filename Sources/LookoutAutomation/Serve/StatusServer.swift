@@ -2,10 +2,13 @@ import Foundation
 import LookoutWire
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import LookoutConfig
 import LookoutModules
 import NIOCore
+import NIOSSL
 
 /// A request to the status server, as an extra route sees it.
 public struct StatusRequest: Sendable {
@@ -90,6 +93,7 @@ public final class StatusServer: Sendable {
     private let info: @Sendable () -> [String: String]
     private let routes: [StatusRoute]
     private let door: StatusDoor
+    private let statusDocument: Bool
     private let task = Locked<Task<Void, any Error>?>(nil)
     private let boundPort = Locked<Int?>(nil)
 
@@ -97,22 +101,55 @@ public final class StatusServer: Sendable {
     ///   - info: extra fields of the document's `info` (pid, start time…), read per request.
     ///   - extraRoutes: routes besides `GET /status`.
     ///   - door: whom it answers (`Host`) and acts for (`Origin`), checked before any route.
+    ///   - statusDocument: whether it answers `GET /status` (the web view's own listener does not).
     public init(health: HealthRegistry, info: @escaping @Sendable () -> [String: String] = { [:] },
-                extraRoutes: [StatusRoute] = [], door: StatusDoor = StatusDoor()) {
+                extraRoutes: [StatusRoute] = [], door: StatusDoor = StatusDoor(), statusDocument: Bool = true) {
         self.health = health
         self.info = info
         self.routes = extraRoutes
         self.door = door
+        self.statusDocument = statusDocument
     }
 
-    /// Starts listening on 127.0.0.1:`port` (0: any free port); returns the port.
-    public func start(port: Int) async throws -> Int {
+    /// A certificate chain and private key (PEM files) for https.
+    public struct TLSFiles: Sendable {
+        /// The certificate chain's path.
+        public var certificate: String
+        /// The private key's path.
+        public var key: String
+
+        /// Creates the pair.
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+
+        /// The server's TLS configuration; throws a `StartError` naming the file that cannot be used.
+        func configuration() throws -> TLSConfiguration {
+            let chain: [NIOSSLCertificate], key: NIOSSLPrivateKey
+            do { chain = try NIOSSLCertificate.fromPEMFile(certificate) } catch {
+                throw StartError(description: "tls_cert \(certificate): not a readable PEM certificate chain (\(error))")
+            }
+            do { key = try NIOSSLPrivateKey(file: self.key, format: .pem) } catch {
+                throw StartError(description: "tls_key \(self.key): not a readable PEM private key (\(error))")
+            }
+            guard !chain.isEmpty else { throw StartError(description: "tls_cert \(certificate): no certificate in the file") }
+            return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        }
+    }
+
+    /// Starts listening on `address`:`port` (127.0.0.1 unless told; port 0: any free port), with
+    /// https when `tls` is given; returns the port.
+    public func start(port: Int, address: String = "127.0.0.1", tls: TLSFiles? = nil) async throws -> Int {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "lookout.status")
         logger.logLevel = .critical
+        let server: HTTPServerBuilder = try tls.map { try .tls(.http1(), tlsConfiguration: try $0.configuration()) } ?? .http1()
         let app = Application(
-            responder: StatusRoutes.router(health: health, info: info, routes: routes, door: door).buildResponder(),
-            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),
+            responder: StatusRoutes.router(health: health, info: info, routes: routes, door: door, statusDocument: statusDocument)
+                .buildResponder(),
+            server: server,
+            configuration: .init(address: .hostname(address, port: port), serverName: nil),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? 0)
                 continuation.finish()
@@ -127,7 +164,7 @@ public final class StatusServer: Sendable {
         guard let bound = await iterator.next(), bound > 0 else {
             let reason: String
             do { try await running.value; reason = "the server stopped" } catch { reason = "\(error)" }
-            throw StartError(description: "cannot listen on 127.0.0.1:\(port): \(reason)")
+            throw StartError(description: "cannot listen on \(address):\(port): \(reason)")
         }
         boundPort.withLock { $0 = bound }
         ServeStatusAddress.add(port: bound)  // scripts' `http` requests may not reach it
@@ -151,13 +188,13 @@ public final class StatusServer: Sendable {
 /// matching prefix wins, as before. What no route answers gets a plain-text 404, or 405 on `/status`.
 enum StatusRoutes {
     static func router(health: HealthRegistry, info: @escaping @Sendable () -> [String: String], routes: [StatusRoute],
-                       door: StatusDoor = StatusDoor()) -> Router<BasicRequestContext>
+                       door: StatusDoor = StatusDoor(), statusDocument: Bool = true) -> Router<BasicRequestContext>
     {
         let router = Router()
         // First: the door wraps every route added below and the not-found answers.
         router.add(middleware: StatusDoorMiddleware(door: door))
-        router.add(middleware: StatusNotFoundMiddleware(routes: routes))
-        for method in [HTTPRequest.Method.get, .head] {
+        router.add(middleware: StatusNotFoundMiddleware(routes: routes, statusDocument: statusDocument))
+        for method in [HTTPRequest.Method.get, .head] where statusDocument {
             router.on("/status", method: method) { _, _ in
                 convert(StatusResponse(status: 200, contentType: "application/json", body: health.json(now: Date(), extra: info())))
             }
@@ -238,6 +275,8 @@ enum StatusRoutes {
 struct StatusNotFoundMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
     let routes: [StatusRoute]
+    /// Whether the server answers `GET /status` (else `/status` is not found like any other path).
+    var statusDocument = true
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -246,11 +285,12 @@ struct StatusNotFoundMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
             let path = request.uri.path
-            if StatusRoutes.isStatus(path) { return StatusRoutes.convert(.text("use GET /status", status: 405)) }
+            if statusDocument, StatusRoutes.isStatus(path) { return StatusRoutes.convert(.text("use GET /status", status: 405)) }
             if let route = StatusRoutes.longestMatch(request, routes: routes) {
                 return try await StatusRoutes.answer(request, route: route)
             }
-            return StatusRoutes.convert(.text("not found: \(request.method.rawValue) \(path) (try GET /status)", status: 404))
+            return StatusRoutes.convert(.text("not found: \(request.method.rawValue) \(path)"
+                + (statusDocument ? " (try GET /status)" : " (the web view is at /web/)"), status: 404))
         }
     }
 }

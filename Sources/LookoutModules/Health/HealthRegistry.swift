@@ -106,6 +106,9 @@ public final class HealthRegistry: Sendable {
         public var jobs: [Job]
         /// Free-form detail (`pid 1234`, `memory 2.1 MiB`).
         public var detail: String?
+        /// A running script that only waits for its clock (timers, schedules, `sleep`): nothing
+        /// runs, nothing waits for the network or an event. Nil when not known (not running).
+        public var sleeping: Bool?
 
         /// A new entry.
         public init(name: String, kind: String, script: String? = nil, state: State) {
@@ -126,7 +129,7 @@ public final class HealthRegistry: Sendable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case name, kind, script, state, connected, restarts, errors, jobs, detail, traceback
+            case name, kind, script, state, connected, restarts, errors, jobs, detail, traceback, sleeping
             case lastSuccess = "last_success", lastError = "last_error", lastErrorAt = "last_error_at"
             case nextRun = "next_run", outboxDepth = "outbox_depth", nextRestart = "next_restart"
         }

@@ -7,13 +7,18 @@ public struct LookoutLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     private let label: String
     private let clock: @Sendable () -> Date
+    private let tap: (@Sendable (_ script: String, _ line: String) -> Void)?
 
     /// A handler for `label` showing `level` and above; times come from `clock` (a script's
-    /// `engine.clock.now`, virtual under `lookout test`).
-    public init(label: String, level: Logger.Level, clock: @escaping @Sendable () -> Date = { Date() }) {
+    /// `engine.clock.now`, virtual under `lookout test`). `tap` also gets each line a script logs
+    /// (`log.*`, with the `script` metadata), as written to standard error (`serve` keeps them
+    /// for the web view).
+    public init(label: String, level: Logger.Level, clock: @escaping @Sendable () -> Date = { Date() },
+                tap: (@Sendable (_ script: String, _ line: String) -> Void)? = nil) {
         self.label = label
         self.logLevel = level
         self.clock = clock
+        self.tap = tap
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -30,6 +35,8 @@ public struct LookoutLogHandler: LogHandler {
         let level = event.level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
         // The rest of the metadata (a Garmin retry's path and status) follows the message.
         let details = all.filter { $0.key != "script" }.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
-        FileHandle.standardError.write(Data("\(time) \(level) \(who): \(event.message)\(details)\n".utf8))
+        let line = "\(time) \(level) \(who): \(event.message)\(details)"
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+        if let tap, let script = all["script"] { tap("\(script)", line) }
     }
 }

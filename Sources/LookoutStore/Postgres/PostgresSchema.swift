@@ -240,6 +240,18 @@ extension PostgresStateStore {
             )
             """,
         ]),
+        ("v10-alert-snoozes", [
+            """
+            CREATE TABLE alert_snoozes (
+                id text COLLATE "C" NOT NULL,
+                episode bigint NOT NULL,
+                snoozed_by text NOT NULL,
+                snoozed_at double precision NOT NULL,
+                snoozed_until double precision NOT NULL,
+                PRIMARY KEY (id, episode)
+            )
+            """,
+        ]),
     ]
 
     /// The advisory lock key migrations take (any 64-bit number unique to Lookout).

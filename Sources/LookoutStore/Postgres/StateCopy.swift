@@ -63,6 +63,9 @@ public enum StateCopy {
             ("episode", .integer), ("data", .text), ("updated_at", .double),
         ]),
         ("alert_acks", "id, episode", [("id", .text), ("episode", .integer), ("acked_by", .text), ("acked_at", .double)]),
+        ("alert_snoozes", "id, episode", [
+            ("id", .text), ("episode", .integer), ("snoozed_by", .text), ("snoozed_at", .double), ("snoozed_until", .double),
+        ]),
         ("notify_outbox", "id", [
             ("id", .text), ("channel", .text), ("message", .text), ("source", .text), ("created", .double), ("state", .text),
             ("attempts", .integer), ("next_attempt", .double), ("claimed_at", .double), ("last_error", .text),

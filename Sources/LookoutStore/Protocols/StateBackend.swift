@@ -81,6 +81,9 @@ public protocol AlertStateStore: Sendable {
     /// when the alert is unknown or not alerting.
     /// With `episode` (an ack link's), only that episode is acknowledged, and only once.
     func ackAlert(id: String, by: String, at: Date, episode: Int64?) async throws -> AlertStatus
+    /// Snoozes the current episode until `until` (a later snooze of it replaces an earlier one);
+    /// throws `AlertAckError` when the alert is unknown or not alerting.
+    func snoozeAlert(id: String, by: String, at: Date, until: Date) async throws -> AlertStatus
     /// Every stored alert, by id.
     func alertStatuses() async throws(StateStoreError) -> [AlertStatus]
 }

@@ -77,18 +77,21 @@ struct DemoCommand: AsyncParsableCommand {
         let environment = HostEnvironment(paths: paths, config: config)
 
         let log = DemoLog(capacity: plain ? 50 : 8)
+        let lines = ScriptLogLines()  // each script's latest lines, for the web view
         let terminal = !plain && isatty(1) == 1
         if terminal {
-            LoggingSystem.bootstrap { _ in DemoLogHandler(log: log) }
+            LoggingSystem.bootstrap { _ in DemoLogHandler(log: log, lines: lines) }
         } else {
-            LoggingSystem.bootstrap { label in LookoutLogHandler(label: label, level: .info) }
+            LoggingSystem.bootstrap { label in LookoutLogHandler(label: label, level: .info, tap: { lines.append(script: $0, $1) }) }
         }
         let scripts = DemoScripts()
-        await scripts.start(folder: folder, environment: environment, logger: Logger(label: "lookout"), log: log, clock: clock)
+        await scripts.start(folder: folder, environment: environment, logger: Logger(label: "lookout"), log: log, clock: clock,
+                            lines: lines)
 
         let stopped = AsyncStream<Void>.makeStream()
         let signals = SignalWatcher { _ in stopped.continuation.finish() }
-        let web = webPort < 0 ? nil : try await DemoCommand.startWeb(port: webPort, environment: environment, health: scripts.health)
+        let web = webPort < 0 ? nil : try await DemoCommand.startWeb(port: webPort, environment: environment, health: scripts.health,
+                                                                      lines: lines)
         if let web, !terminal { FileHandleOutput.standardOutput.write("web view: \(web.link) (one-time sign-in link)\n") }
         let view = DemoView(nightscoutURL: nsURL, signalKURL: skURL, home: home, clock: clock, webLink: web?.link)
         let started = Date()
@@ -130,11 +133,12 @@ struct DemoCommand: AsyncParsableCommand {
 extension DemoCommand {
     /// Starts the web view (status server with the ack and web routes) on 127.0.0.1:`port` and
     /// makes a one-time sign-in link for it.
-    static func startWeb(port: Int, environment: HostEnvironment, health: HealthRegistry) async throws
+    static func startWeb(port: Int, environment: HostEnvironment, health: HealthRegistry, lines: ScriptLogLines? = nil) async throws
         -> (server: StatusServer, link: String)
     {
         let paths = environment.paths
-        let server = StatusServer(health: health, extraRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health),
+        let server = StatusServer(health: health,
+                                  extraRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health, lines: lines),
                                   door: StatusDoor(config: environment.config))
         let bound: Int
         do { bound = try await server.start(port: port) } catch {

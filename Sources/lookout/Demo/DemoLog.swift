@@ -27,6 +27,8 @@ final class DemoLog: Sendable {
 /// swift-log lines into a ``DemoLog``.
 struct DemoLogHandler: LogHandler {
     let log: DemoLog
+    /// Each script's latest lines for the web view, if it is on.
+    var lines: ScriptLogLines?
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
 
@@ -39,6 +41,7 @@ struct DemoLogHandler: LogHandler {
         let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let who = all["script"].map { "\($0)" } ?? "lookout"
         log.add("\(event.level.rawValue) \(who): \(event.message)")
+        if let script = all["script"] { lines?.append(script: "\(script)", "\(event.level.rawValue) \(event.message)") }
     }
 }
 

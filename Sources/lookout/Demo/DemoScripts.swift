@@ -48,7 +48,8 @@ final class DemoScripts: Sendable {
     }
 
     /// Starts every script found in `folder` on story time (`clock`); errors and prints go to `log`.
-    func start(folder: String, environment: HostEnvironment, logger: Logger, log: DemoLog, clock: DemoClock) async {
+    func start(folder: String, environment: HostEnvironment, logger: Logger, log: DemoLog, clock: DemoClock,
+               lines: ScriptLogLines? = nil) async {
         for name in Self.names {
             let file = folder + "/" + name
             guard FileManager.default.fileExists(atPath: file) else {
@@ -60,9 +61,9 @@ final class DemoScripts: Sendable {
             options.scriptDirectory = folder
             options.suggest = { ConfigWording.suggestion(for: $0, among: $1) }  // "did you mean" for a mistyped method
             options.clock = LuaClock { clock.now() }  // story time: "for 15 min", not "for 3s"
-            options.output = { log.add("\(name): \($0)") }
-            options.errors = { error in log.add("error \(name): \(error.message)") }
-            options.warnings = { log.add("warning \(name): \($0)") }
+            options.output = { log.add("\(name): \($0)"); lines?.append(script: name, $0) }
+            options.errors = { error in log.add("error \(name): \(error.message)"); lines?.append(script: name, "error: \(error.message)") }
+            options.warnings = { log.add("warning \(name): \($0)"); lines?.append(script: name, "warning: \($0)") }
             let runtime = LuaRuntime(options: options, modules: HostModules.all(
                 config: environment.config, paths: environment.paths, logger: logger, health: health))
             do { try await runtime.start() } catch {

@@ -84,7 +84,9 @@ struct ServeCommand: AsyncParsableCommand {
         let file = try HostEnvironment.load()
         let environment = try await file.addingCatalogue(warn: { FileHandleOutput.standardError.write("lookout serve: \($0)\n") })
         environment.warnAboutSecretFiles()
-        let logger = environment.bootstrapLogging(verbose: script.verbose)
+        // The scripts' recent lines, for the web view (it redacts them when it shows them).
+        let lines = ScriptLogLines()
+        let logger = environment.bootstrapLogging(verbose: script.verbose) { lines.append(script: $0, $1) }
         let health = HealthRegistry()
         let base = try environment.luaOptions(
             name: "serve", script: script, arguments: [], scriptDirectory: nil, output: { _ in })
@@ -101,8 +103,14 @@ struct ServeCommand: AsyncParsableCommand {
                 let directory = (file as NSString).deletingLastPathComponent
                 options.scriptDirectory = directory.isEmpty ? "." : directory
                 options.trusted = config.scriptSettings(file: file).trusted
-                options.output = { FileHandleOutput.standardOutput.write("[\(name)] \($0)\n") }
-                options.warnings = { FileHandleOutput.standardError.write("[\(name)] warning: \($0)\n") }
+                options.output = {
+                    FileHandleOutput.standardOutput.write("[\(name)] \($0)\n")
+                    lines.append(script: name, $0)
+                }
+                options.warnings = {
+                    FileHandleOutput.standardError.write("[\(name)] warning: \($0)\n")
+                    lines.append(script: name, "warning: \($0)")
+                }
                 return options
             },
             modules: { _ in HostModules.all(config: live.withLock { $0 }, paths: paths, logger: logger, health: health) })
@@ -139,9 +147,13 @@ struct ServeCommand: AsyncParsableCommand {
                                          profileSettings: { binding in
                                              live.withLock { $0 }.profileRevision(service: binding.service, name: binding.profile)
                                          }, log: log)
+        let web = config.serveWeb
         let status = try await ServeStatus.start(
             port: statusPort ?? config.serveStatusPort, health: health, paths: paths,
-            extraRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health), door: StatusDoor(config: config), log: log)
+            extraRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health, lines: lines),
+            door: StatusDoor(config: config), web: web,
+            webRoutes: ServeCommand.extraStatusRoutes(environment: environment, health: health, lines: lines, secureCookies: web?.tls == true),
+            log: log)
 
         let stopRequested = AsyncStream<Void>.makeStream()
         let interrupts = InterruptCounter()
@@ -155,7 +167,7 @@ struct ServeCommand: AsyncParsableCommand {
                 + "work moves within \(Int(member.settings.takeover.rounded(.up))) s of an instance's end")
         }
         log("serving \(await supervisor.files.count) script(s) from \(targets.joined(separator: ", "))"
-            + (status.url.map { "; status at \($0)" } ?? ""))
+            + (status.url.map { "; status at \($0)" } ?? "") + (status.webURL.map { "; web view at \($0)/web/" } ?? ""))
         let outbox = Task { await ServeCommand.watchOutbox(paths: paths, health: health) }
         let catalogue = Task { await ServeCommand.refreshCatalogue(file: file, live: live, log: log) }
         var iterator = stopRequested.stream.makeAsyncIterator()
@@ -212,11 +224,12 @@ struct ServeCommand: AsyncParsableCommand {
     /// whose button posts it). Without the link's token nothing is acknowledged; `lookout ack ID`
     /// on the machine needs none. And the web view under `/web/` (`WebRoutes`: a session from
     /// `lookout web login` to read, its CSRF token to act).
-    static func extraStatusRoutes(environment: HostEnvironment, health: HealthRegistry) -> [StatusRoute] {
+    static func extraStatusRoutes(environment: HostEnvironment, health: HealthRegistry, lines: ScriptLogLines? = nil,
+                                  secureCookies: Bool = false) -> [StatusRoute] {
         let paths = environment.paths
         let acks = AlertAcks(paths: paths)
         return AckRoutes.routes(acks: acks, key: { try AckLinkKey.load(paths: paths) })
-            + WebRoutes.routes(source: WebSnapshotSource(health: health, paths: paths, config: environment.config),
-                               sessions: WebSessions(stateDirectory: paths.stateDirectory), acks: acks)
+            + WebRoutes.routes(source: WebSnapshotSource(health: health, paths: paths, config: environment.config, lines: lines),
+                               sessions: WebSessions(stateDirectory: paths.stateDirectory), acks: acks, secureCookies: secureCookies)
     }
 }

@@ -19,8 +19,9 @@ struct WebLoginCommand: AsyncParsableCommand {
         abstract: "Print a one-time link that signs a browser in to the web view (valid 10 minutes, once).",
         discussion: """
             The link's code is used up by the first browser that opens it; that browser gets a session \
-            cookie (HttpOnly, SameSite=Strict) for 12 hours. The link points at the running serve's \
-            status endpoint, else at [serve] public_url, else at 127.0.0.1 and [serve] status_port.
+            cookie (HttpOnly, SameSite=Strict) for 12 hours. The link points at [serve] public_url, else at \
+            the running serve's web listener ([serve] web) or status endpoint, else at 127.0.0.1 and the \
+            port of [serve] web or status_port.
             """)
 
     func run() async throws {
@@ -31,15 +32,20 @@ struct WebLoginCommand: AsyncParsableCommand {
         print(WebLoginCommand.base(environment) + "/web/login?code=" + code)
     }
 
-    /// Where the web view is: `[serve] public_url`, else the running serve's endpoint, else the configured port.
+    /// Where the web view is: `[serve] public_url`, else the running serve's web listener or
+    /// endpoint, else the configured `[serve] web` or status port.
     static func base(_ environment: HostEnvironment) -> String {
         if var url = environment.config.servePublicURL {
             while url.hasSuffix("/") { url.removeLast() }
             return url
         }
         if let data = FileManager.default.contents(atPath: ServeStatus.file(environment.paths)),
-           let document = try? HealthDocument.decode(data), let status = document.info["status_url"], status.hasSuffix("/status") {
-            return String(status.dropLast("/status".count))
+           let document = try? HealthDocument.decode(data) {
+            if let web = document.info["web_url"] { return web }
+            if let status = document.info["status_url"], status.hasSuffix("/status") { return String(status.dropLast("/status".count)) }
+        }
+        if let web = environment.config.serveWeb, web.port != 0 {
+            return "\(web.tls ? "https" : "http")://127.0.0.1:\(web.port)"
         }
         return "http://127.0.0.1:\(environment.config.serveStatusPort)"
     }

@@ -24,20 +24,24 @@ enum WebAssets {
         .card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; }
         .badge { font-size: .8rem; font-weight: 600; padding: .1rem .45rem; border-radius: 1rem; border: 1px solid currentColor; white-space: nowrap; }
         .state-firing .badge, .state-stale .badge, .state-crashed .badge, .state-quarantined .badge, .state-failing .badge { color: var(--bad); }
-        .state-acked .badge, .state-snoozed .badge, .state-starting .badge { color: var(--warn); }
-        .state-ok .badge, .state-running .badge { color: var(--good); }
+        .state-acked .badge, .state-snoozed .badge, .state-recovering .badge, .state-starting .badge { color: var(--warn); }
+        .state-ok .badge, .state-running .badge, .state-sleeping .badge { color: var(--good); }
         .alert.state-firing { border-left: 6px solid var(--bad); }
         .small, .why, dd, .age { color: var(--muted); }
         .small { font-size: .875rem; }
         dl { display: grid; grid-template-columns: auto 1fr; gap: .1rem .75rem; margin: .25rem 0; }
         dt { font-weight: 600; } dd { margin: 0; }
         pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .8rem; }
+        pre.log { max-height: 12rem; overflow-y: auto; margin: .25rem 0 0; padding: .5rem; background: var(--bg);
+          border: 1px solid var(--line); border-radius: .375rem; }
         button { font: inherit; min-height: 44px; min-width: 44px; padding: .5rem 1rem; border-radius: .5rem;
           border: 1px solid var(--accent); background: var(--accent); color: var(--bg); font-weight: 600; cursor: pointer; }
         button.quiet { background: transparent; color: var(--accent); }
         input { font: inherit; min-height: 44px; padding: .25rem .5rem; border-radius: .375rem; border: 1px solid var(--line);
           background: var(--bg); color: var(--fg); max-width: 12rem; }
-        form.ack { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .5rem; }
+        form.ack, form.snooze { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .5rem; }
+        select { font: inherit; min-height: 44px; padding: .25rem .5rem; border-radius: .375rem; border: 1px solid var(--line);
+          background: var(--bg); color: var(--fg); }
         .conn { margin: 0; font-size: .875rem; color: var(--muted); }
         .conn.live { color: var(--good); }
         .conn.lost { color: var(--bad); font-weight: 600; }
@@ -84,9 +88,9 @@ enum WebAssets {
             source.addEventListener("page", function (event) {
               var focused = document.activeElement && document.activeElement.id;
               var typed = {};
-              live.querySelectorAll("input[name=by]").forEach(function (i) { typed[i.id] = i.value; });
+              live.querySelectorAll("input[name=by], select").forEach(function (i) { typed[i.id] = i.value; });
               live.innerHTML = event.data;
-              live.querySelectorAll("input[name=by]").forEach(function (i) { if (typed[i.id] !== undefined) i.value = typed[i.id]; });
+              live.querySelectorAll("input[name=by], select").forEach(function (i) { if (typed[i.id] !== undefined) i.value = typed[i.id]; });
               if (focused) { var again = document.getElementById(focused); if (again) again.focus(); }
               show("Live", "live");
             });

@@ -67,8 +67,9 @@ enum WebPage {
         for alert in snapshot.alerts {
             let s = alert.status
             let id = WebHTML.escape(s.id)
-            html += "<li class=\"card alert state-\(WebHTML.escape(s.state)) sev-\(WebHTML.escape(s.severity))\" id=\"alert-\(id)\" data-alert=\"\(id)\" data-state=\"\(WebHTML.escape(s.state))\">"
-            html += "<h3>\(WebHTML.escape(s.title)) <span class=\"badge\">\(WebHTML.escape(s.state))</span></h3>"
+            let state = WebHTML.escape(alertState(s))
+            html += "<li class=\"card alert state-\(state) sev-\(WebHTML.escape(s.severity))\" id=\"alert-\(id)\" data-alert=\"\(id)\" data-state=\"\(state)\">"
+            html += "<h3>\(WebHTML.escape(s.title)) <span class=\"badge\">\(state)</span></h3>"
             html += "<p class=\"small\">\(id) · \(WebHTML.escape(s.severity)) · \(WebHTML.escape(s.script)) · since \(WebHTML.clock(s.since))"
             html += " (\(WebHTML.ago(s.since, now: snapshot.now)))"
             if s.isAlerting { html += " · episode \(s.episode)" + (alert.level.map { " · escalation step \($0)" } ?? "") }
@@ -78,6 +79,11 @@ enum WebPage {
                     + (alert.valueTime.map { " at \(WebHTML.clock($0)) (\(WebHTML.ago($0, now: snapshot.now)))" } ?? "") + "</p>"
             }
             if let why = s.why { html += "<p class=\"why\">\(WebHTML.escape(why))</p>" }
+            let snoozed = s.snoozedUntil.flatMap { $0 > snapshot.now ? $0 : nil }
+            if let until = snoozed, let by = s.snoozedBy {
+                html += "<p class=\"snoozed\">Snoozed by \(WebHTML.escape(by)) until \(WebHTML.clock(until))"
+                    + (s.snoozedAt.map { " (at \(WebHTML.clock($0)))" } ?? "") + "</p>"
+            }
             if let by = s.ackedBy {
                 html += "<p class=\"acked\">Acknowledged by \(WebHTML.escape(by))" + (s.ackedAt.map { " at \(WebHTML.clock($0))" } ?? "") + "</p>"
             } else if s.isAlerting {
@@ -86,6 +92,14 @@ enum WebPage {
                     <input type="hidden" name="csrf" value="\(WebHTML.escape(csrf))">\
                     <label for="by-\(id)">Acknowledged by</label> <input id="by-\(id)" name="by" value="web" maxlength="64" autocomplete="name">\
                     <button type="submit">Acknowledge</button></form>
+                    """
+                html += """
+                    <form method="post" action="/web/snooze/\(WebHTML.escapePath(s.id))" class="snooze">\
+                    <input type="hidden" name="csrf" value="\(WebHTML.escape(csrf))">\
+                    <label for="snooze-by-\(id)">Snoozed by</label> <input id="snooze-by-\(id)" name="by" value="web" maxlength="64" autocomplete="name">\
+                    <label for="snooze-for-\(id)">for</label> <select id="snooze-for-\(id)" name="minutes">\
+                    \(WebRoutes.snoozeMinutes.map { "<option value=\"\($0)\"\($0 == 30 ? " selected" : "")>\($0 < 60 ? "\($0) min" : "\($0 / 60) h")</option>" }.joined())\
+                    </select> <button type="submit" class="quiet">\(snoozed == nil ? "Snooze" : "Snooze again")</button></form>
                     """
             }
             html += "</li>\n"
@@ -144,8 +158,9 @@ enum WebPage {
         var html = "<section aria-labelledby=\"h-scripts\"><h2 id=\"h-scripts\">Scripts</h2>\n<ul class=\"cards\">\n"
         for e in snapshot.health {
             let name = WebHTML.escape(e.name)
-            html += "<li class=\"card script state-\(e.state.rawValue)\" data-script=\"\(name)\" data-state=\"\(e.state.rawValue)\">"
-            html += "<h3>\(name) <span class=\"badge\">\(WebPage.stateWord(e.state))</span></h3><dl>"
+            let state = WebPage.stateWord(e)
+            html += "<li class=\"card script state-\(state)\" data-script=\"\(name)\" data-state=\"\(state)\">"
+            html += "<h3>\(name) <span class=\"badge\">\(state)</span></h3><dl>"
             if let at = e.lastSuccess { html += "<dt>Last success</dt><dd>\(WebHTML.clock(at)) (\(WebHTML.ago(at, now: Date())))</dd>" }
             if let next = e.nextRun { html += "<dt>Next run</dt><dd>\(WebHTML.clock(next))</dd>" }
             if let next = e.nextRestart { html += "<dt>Restart at</dt><dd>\(WebHTML.clock(next))</dd>" }
@@ -157,6 +172,10 @@ enum WebPage {
             if let error = e.lastError {
                 html += "<details class=\"error\"><summary>Last error" + (e.lastErrorAt.map { " at \(WebHTML.clock($0))" } ?? "")
                     + ": \(WebHTML.escape(error))</summary>" + (e.traceback.map { "<pre>\(WebHTML.escape($0))</pre>" } ?? "") + "</details>"
+            }
+            if let lines = snapshot.lines[e.name], !lines.isEmpty {
+                html += "<p class=\"small\" id=\"lines-\(name)\">Latest lines</p><pre class=\"log\" tabindex=\"0\" aria-labelledby=\"lines-\(name)\">"
+                    + lines.map { "<span>\(WebHTML.escape($0))</span>" }.joined(separator: "\n") + "</pre>"
             }
             html += "</li>\n"
         }
@@ -189,13 +208,17 @@ enum WebPage {
         return html + "</section>\n"
     }
 
-    /// How a state reads on the page (`sleeping` for a running script waiting for its next run).
-    static func stateWord(_ state: HealthRegistry.State) -> String {
-        switch state {
-        case .running: return "running"
-        case .finished: return "finished"
-        default: return state.rawValue
-        }
+    /// How an alert's state reads on the page: `recovering` for one still firing whose condition no
+    /// longer holds while its `clear` condition does not yet (the library's `why` says so), else the
+    /// stored state (acknowledged and snoozed say more than recovering).
+    static func alertState(_ status: AlertStatus) -> String {
+        status.state == "firing" && status.why?.hasPrefix("recovering:") == true ? "recovering" : status.state
+    }
+
+    /// How an entry's state reads on the page: `sleeping` for a running script that only waits
+    /// for its clock (timers, schedules, `sleep`), else the state's name.
+    static func stateWord(_ entry: HealthRegistry.Entry) -> String {
+        entry.state == .running && entry.sleeping == true ? "sleeping" : entry.state.rawValue
     }
 }
 

@@ -8,7 +8,9 @@ import LookoutStore
 /// - `GET /web/` (`?hours=3|6|12|24`): the page with a session, else the sign-in page (401);
 /// - `GET /web/events`: the page's live part as server-sent events (`event: page`), with a session;
 /// - `POST /web/ack/<id>` (form: `csrf`, `by`): acknowledges the alert's current episode, with the
-///   session and its CSRF token only; `POST /web/logout` ends the session;
+///   session and its CSRF token only; `POST /web/snooze/<id>` (form: `csrf`, `by`, `minutes`, one of
+///   `snoozeMinutes`) snoozes it the same way (`AlertAcks.snooze`, as `lookout ack --snooze`);
+///   `POST /web/logout` ends the session;
 /// - `GET /web/assets/style.css`, `/web/assets/app.js`.
 /// Every answer carries a Content-Security-Policy that allows only this server's own script and style.
 public enum WebRoutes {
@@ -16,18 +18,31 @@ public enum WebRoutes {
     static let policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
+    /// The snoozes the page offers, in minutes.
+    static let snoozeMinutes = [15, 30, 60, 120]
+
     /// The routes over `source` (what the page shows), `sessions` and `acks`.
-    /// - Parameter interval: how often the live stream looks for changes, seconds.
+    /// - Parameters:
+    ///   - interval: how often the live stream looks for changes, seconds.
+    ///   - secureCookies: mark the session cookie `Secure` (a listener serving https).
     public static func routes(source: WebSnapshotSource, sessions: WebSessions, acks: AlertAcks,
-                              interval: Double = 1) -> [StatusRoute] {
+                              interval: Double = 1, secureCookies: Bool = false) -> [StatusRoute] {
         [
             StatusRoute(method: "GET", pathPrefix: "/web") { request in
-                await get(request, source: source, sessions: sessions, interval: interval)
+                secured(await get(request, source: source, sessions: sessions, interval: interval), secureCookies)
             },
             StatusRoute(method: "POST", pathPrefix: "/web/") { request in
-                await post(request, sessions: sessions, acks: acks)
+                secured(await post(request, sessions: sessions, acks: acks), secureCookies)
             },
         ]
+    }
+
+    /// `response` with its cookie marked `Secure` when `secure`.
+    static func secured(_ response: StatusResponse, _ secure: Bool) -> StatusResponse {
+        guard secure, let cookie = response.headers["Set-Cookie"] else { return response }
+        var marked = response
+        marked.headers["Set-Cookie"] = cookie + "; Secure"
+        return marked
     }
 
     static func get(_ request: StatusRequest, source: WebSnapshotSource, sessions: WebSessions, interval: Double) async
@@ -111,16 +126,30 @@ public enum WebRoutes {
             response.headers["Set-Cookie"] = "\(WebSessions.cookieName)=; Path=/web; HttpOnly; SameSite=Strict; Max-Age=0"
             return response
         }
-        guard request.path.hasPrefix("/web/ack/"),
-              let id = String(request.path.dropFirst("/web/ack/".count)).removingPercentEncoding, !id.isEmpty, !id.contains("/")
+        let action: String
+        if request.path.hasPrefix("/web/ack/") { action = "ack" } else if request.path.hasPrefix("/web/snooze/") { action = "snooze" } else {
+            return .text("not found: POST \(request.path)", status: 404)
+        }
+        guard let id = String(request.path.dropFirst("/web/\(action)/".count)).removingPercentEncoding, !id.isEmpty, !id.contains("/")
         else { return .text("not found: POST \(request.path)", status: 404) }
         let by = String((form["by"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).prefix(64))
-        let (status, json) = await acks.httpAck(id: id, by: by.isEmpty ? "web" : by)
-        guard status == 200 else {
-            return html(WebPage.signIn(message: "Not acknowledged: \(json)").replacingOccurrences(of: "<h2 id=\"signin\">Sign in</h2>",
-                        with: "<h2 id=\"signin\">Acknowledge</h2><p><a href=\"/web/\">Back</a></p>"), status: status)
+        let status: Int, json: String
+        if action == "snooze" {
+            guard let minutes = form["minutes"].flatMap(Int.init), snoozeMinutes.contains(minutes) else {
+                return .text("bad request: minutes must be one of \(snoozeMinutes.map(String.init).joined(separator: ", ")); nothing was changed",
+                             status: 400)
+            }
+            (status, json) = await acks.httpSnooze(id: id, by: by.isEmpty ? "web" : by, for: TimeInterval(minutes * 60))
+        } else {
+            (status, json) = await acks.httpAck(id: id, by: by.isEmpty ? "web" : by)
         }
-        var response = html("<!doctype html><title>Acknowledged</title><a href=\"/web/\">Back</a>", status: 303)
+        let done = action == "snooze" ? "Snoozed" : "Acknowledged"
+        guard status == 200 else {
+            let title = action == "snooze" ? "Snooze" : "Acknowledge"
+            return html(WebPage.signIn(message: "Not \(done.lowercased()): \(json)").replacingOccurrences(of: "<h2 id=\"signin\">Sign in</h2>",
+                        with: "<h2 id=\"signin\">\(title)</h2><p><a href=\"/web/\">Back</a></p>"), status: status)
+        }
+        var response = html("<!doctype html><title>\(done)</title><a href=\"/web/\">Back</a>", status: 303)
         response.headers["Location"] = "/web/#alert-" + WebHTML.escapePath(id)
         return response
     }

@@ -98,6 +98,8 @@ public struct WebSnapshot: Sendable {
     public var glucose: [Glucose]
     /// Per Signal K profile.
     public var boats: [Boat] = []
+    /// Each script's recent output lines, oldest first, secrets redacted (by script name).
+    public var lines: [String: [String]] = [:]
     /// What could not be read from the store, if anything.
     public var storeProblem: String?
 }
@@ -108,6 +110,9 @@ public struct WebSnapshotSource: Sendable {
     let paths: LookoutPaths
     let config: HostConfig
     let environment: [String: String]
+    let lines: ScriptLogLines?
+    /// Every secret the configuration reaches: never shown in a script's lines.
+    let secrets: [String]
 
     /// The chart windows a page may ask for, in hours.
     public static let windows = [3, 6, 12, 24]
@@ -122,13 +127,18 @@ public struct WebSnapshotSource: Sendable {
 
     private let cache = Locked<[Int: RemoteValues]>([:])
 
-    /// A source over `health` and the state and config at `paths`.
+    /// How many of a script's latest lines the page shows.
+    public static let linesShown = 20
+
+    /// A source over `health`, the scripts' `lines` and the state and config at `paths`.
     public init(health: HealthRegistry, paths: LookoutPaths, config: HostConfig,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+                environment: [String: String] = ProcessInfo.processInfo.environment, lines: ScriptLogLines? = nil) {
         self.health = health
         self.paths = paths
         self.config = config
         self.environment = environment
+        self.lines = lines
+        secrets = lines == nil ? [] : SupportBundle.reachableSecrets(config: config, environment: environment)
     }
 
     /// The snapshot now, with a chart of the last `hours`.
@@ -136,6 +146,13 @@ public struct WebSnapshotSource: Sendable {
         let now = StoryClock.load(paths)?.now() ?? Date()
         var snapshot = WebSnapshot(now: now, hours: hours, health: health.snapshot(), alerts: [], audit: [], outbox: [],
                                    glucose: [])
+        if let lines {
+            for entry in snapshot.health where entry.kind == "script" {
+                let recent = lines.recent(script: entry.name).suffix(Self.linesShown)
+                // A script cannot read a secret, but one may be in its source or come back in a reply.
+                if !recent.isEmpty { snapshot.lines[entry.name] = recent.map { Redaction.text($0, secrets: secrets) } }
+            }
+        }
         do {
             let store = try StateBackends.shared(paths: paths)
             // Alerting ones first: a person woken at night looks for them.
