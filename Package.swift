@@ -177,8 +177,14 @@ let package = Package(
             // The Swift runtime and Foundation linked in: no dynamic loading and relocation of
             // their libraries at every start (P5), and fewer pages per process (P6). No test target
             // may depend on this one, or the flag would reach the test bundle as well.
+            // lld (the tool chain's) with packed relative relocations (DT_RELR, glibc 2.36+:
+            // Debian 12): 164,000 relocations in 32 KB instead of 3.9 MB, so the stripped binary
+            // is 4 MB smaller and the loader reads less at every start (README: "Binary size").
             swiftSettings: [.unsafeFlags(["-static-stdlib"])],
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--no-export-dynamic"])]),
+            linkerSettings: [.unsafeFlags([
+                "-static-stdlib", "-Xlinker", "--no-export-dynamic",
+                "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+            ])]),
         .executableTarget(
             name: "lookout-bench",
             dependencies: [

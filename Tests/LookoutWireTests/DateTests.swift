@@ -64,4 +64,17 @@ final class DateTests: XCTestCase {
         XCTAssertEqual(CivilCalendar.daysIn(month: 2, year: 2000), 29)
         XCTAssertEqual(CivilCalendar.daysIn(month: 2, year: 1900), 28)
     }
+
+    /// The clock in a zone from its offset (the chart's labels; no DateFormatter).
+    func testWallClock() throws {
+        let kolkata = try XCTUnwrap(TimeZone(identifier: "Asia/Kolkata"))
+        XCTAssertEqual(WallClock(Date(timeIntervalSince1970: 0), in: kolkata).hourMinute, "05:30")
+        let berlin = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
+        // 2024-07-01 12:34:56 UTC is summer time in Berlin (+2).
+        XCTAssertEqual(WallClock(Date(timeIntervalSince1970: 1_719_837_296), in: berlin).hourMinuteSecond, "14:34:56")
+        XCTAssertEqual(WallClock(epochMilliseconds: 0, offsetSeconds: -12_600).monthDayHourMinute, "Dec 31 20:30")
+        let end = WallClock(epochMilliseconds: .max, offsetSeconds: 50_400)  // saturates, no trap
+        XCTAssertEqual(end.year, 292_278_994)
+        XCTAssertEqual(WallClock(epochMilliseconds: .min, offsetSeconds: -50_400).year, -292_275_055)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutWire
 
 /// Options shared by the terminal and SVG renderings, and the scales they derive.
 public struct ChartOptions: Sendable {
@@ -48,12 +49,10 @@ struct ChartScale: Sendable {
     func y(_ v: Double) -> Double { min(1, max(0, (v - v0) / (v1 - v0))) }
 
     /// A time label (`HH:mm`, with the day when the chart spans more than a day).
+    /// (No `DateFormatter`: see ``WallClock``.)
     static func timeLabel(_ ms: Double, span: Double, timeZone: TimeZone) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = timeZone
-        f.dateFormat = span > 86_400_000 ? "MMM d HH:mm" : "HH:mm"
-        return f.string(from: Date(timeIntervalSince1970: ms / 1000))
+        let clock = WallClock(Date(timeIntervalSince1970: ms / 1000), in: timeZone)
+        return span > 86_400_000 ? clock.monthDayHourMinute : clock.hourMinute
     }
 
     /// A value label without needless decimals: whole numbers from 20 up (`180`), one decimal below (`3.9`).

@@ -1,6 +1,7 @@
 import Foundation
 import LookoutModules
 import LookoutStore
+import LookoutWire
 
 /// The web view's HTML, rendered on the server: the whole page, and the `<main>` part alone that
 /// server-sent events replace. Every text from a script, the store or a server goes through
@@ -250,10 +251,7 @@ enum WebHTML {
 
     /// "14:05:09" in the server's time zone.
     static func clock(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "HH:mm:ss"
-        return formatter.string(from: date)
+        WallClock(date, in: .current).hourMinuteSecond
     }
 
     /// "3 min ago", "under a minute ago".
