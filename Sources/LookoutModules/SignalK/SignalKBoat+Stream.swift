@@ -151,7 +151,7 @@ extension SignalKLuaBoat {
             if !items.isEmpty {
                 warnIfDropped(cursor, dropped, engine: call.engine)
                 for item in items {
-                    call.engine.spawnCall(of: call.index(1), on: call.stack, label: label) { stack in
+                    call.engine.spawnCall(of: call.index(1), on: call.stack, label: label, reusesThreads: true) { stack in
                         guard stack.ensure(8) else { return nil }
                         pushChange(item, on: stack)
                         return 1
