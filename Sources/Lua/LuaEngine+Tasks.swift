@@ -46,17 +46,105 @@ extension LuaEngine {
     /// many, or `nil` when they do not fit). For hosts that start a task per event (a Signal K
     /// handler per delta) without `task.spawn`'s handle and per-call label. Returns `false`, and
     /// spawns nothing, at the `task.spawn` limit.
+    ///
+    /// With `reusesThreads`, the task takes its thread only when it first runs (`push` runs then),
+    /// from a pool of threads whose earlier calls returned without waiting: a handler per event
+    /// then costs no new coroutine. A thread goes back to the pool only when nothing of the call
+    /// can be seen on it any more: the call returned (not failed, not cancelled) without ever
+    /// yielding, no hook is set on it, and the script never got hold of it
+    /// (`coroutine.running()`); its stack is emptied, and every local and open upvalue of the call
+    /// was closed when the call returned.
     @discardableResult
     public func spawnCall(of index: Int32, on stack: LuaStack, label: String, reportErrors: Bool = true,
-                          _ push: (LuaStack) -> Int32?) -> Bool {
+                          reusesThreads: Bool = false, _ push: @escaping (LuaStack) -> Int32?) -> Bool {
         guard tasks.count < TaskModule.maximumTasks else { return false }
         let index = lua_absindex(stack.L, index)
-        spawn(label: label, reportErrors: reportErrors) { target in
-            guard target.ensure(1) else { return nil }
-            lua_pushvalue(stack.L, index)
-            lua_xmove(stack.L, target.L, 1)
-            return push(target)
+        guard reusesThreads, options.reusesThreads else {
+            spawn(label: label, reportErrors: reportErrors) { target in
+                guard target.ensure(1) else { return nil }
+                lua_pushvalue(stack.L, index)
+                lua_xmove(stack.L, target.L, 1)
+                return push(target)
+            }
+            return true
         }
+        // One registry reference for the function while tasks of this binding call wait to start.
+        let function: PendingFunction
+        if let last = pendingFunction, last.users > 0, pendingFunctionMatches(last, stack: stack, index: index) {
+            function = last
+        } else {
+            function = withMemoryOverdraft {
+                lua_pushvalue(stack.L, index)
+                return PendingFunction(ref: luaL_ref(stack.L, SHIM_REGISTRYINDEX))
+            }
+            pendingFunction = function
+        }
+        function.users += 1
+        let task = LuaTask(id: nextTaskID, label: label, parentLabel: current?.label, thread: nil, threadRef: LUA_NOREF)
+        nextTaskID += 1
+        task.reportsErrors = reportErrors
+        task.reusesThread = true
+        task.pending = PendingCall(function: function, push: push)
+        tasks[task.id] = task
+        ready.append(task)
+        return true
+    }
+
+    /// Whether `function`'s referenced value is the value at `index` (the same handler again).
+    private func pendingFunctionMatches(_ function: PendingFunction, stack: LuaStack, index: Int32) -> Bool {
+        guard stack.ensure(1) else { return false }
+        lua_rawgeti(stack.L, SHIM_REGISTRYINDEX, lua_Integer(function.ref))
+        defer { stack.pop() }
+        return lua_rawequal(stack.L, index, -1) != 0
+    }
+
+    /// Gives up one use of a pending function; the last one releases its reference.
+    private func release(_ function: PendingFunction) {
+        function.users -= 1
+        guard function.users == 0 else { return }
+        luaL_unref(L, SHIM_REGISTRYINDEX, function.ref)
+        if pendingFunction === function { pendingFunction = nil }
+    }
+
+    /// Gives a task with a pending call its thread (from the pool, or a new one) and puts the
+    /// call on it. Returns false when the arguments did not fit (the task then failed).
+    private func start(pending task: LuaTask, _ call: PendingCall) -> Bool {
+        task.pending = nil
+        defer { release(call.function) }
+        return withMemoryOverdraft {
+            if let pooled = threadPool.popLast() {
+                task.thread = pooled.thread
+                task.threadRef = pooled.ref
+                reusedThreadCount += 1
+            } else {
+                task.thread = lua_newthread(L)!
+                task.threadRef = luaL_ref(L, SHIM_REGISTRYINDEX)
+            }
+            let target = LuaStack(task.thread)
+            lua_rawgeti(task.thread, SHIM_REGISTRYINDEX, lua_Integer(call.function.ref))  // a thread has LUA_MINSTACK slots
+            if let count = call.push(target), count >= 0 {
+                task.resumeArgs = count
+                return true
+            }
+            lua_settop(task.thread, 0)
+            lua_pushstring(task.thread, "stack overflow: cannot start \(task.label) (too many arguments)")
+            fail(task)
+            return false
+        }
+    }
+
+    /// Most threads kept for reuse.
+    static let threadPoolLimit = 8
+
+    /// Keeps the thread of a task whose call returned without waiting for the next call, when
+    /// nothing of this call can be seen on it; returns false when it cannot be kept.
+    private func recycleThread(of task: LuaTask) -> Bool {
+        guard task.reusesThread, !task.yieldedOnce, !task.threadEscaped, !closed,
+              threadPool.count < LuaEngine.threadPoolLimit,
+              let co = task.thread, lua_status(co) == LUA_OK, lua_gettop(co) == 0,
+              lua_gethook(co) == nil, lua_gethookmask(co) == 0
+        else { return false }
+        threadPool.append((co, task.threadRef))
         return true
     }
 
@@ -89,6 +177,7 @@ extension LuaEngine {
 
     private func resume(_ task: LuaTask) {
         guard task.status == .ready else { return }
+        if let call = task.pending, !start(pending: task, call) { return }
         let nargs = task.resumeArgs
         task.resumeArgs = 0
         current = task
@@ -100,10 +189,12 @@ extension LuaEngine {
         }
         var nresults: Int32 = 0
         budget.pointee.task_thread = task.thread
+        budget.pointee.task_escaped = 0
         let host = shim_set_current(budget, task.thread)
         let status = lua_resume(task.thread, nil, nargs, &nresults)
         shim_set_current(budget, host)
         budget.pointee.task_thread = nil
+        if budget.pointee.task_escaped != 0 { task.threadEscaped = true }
         budget.pointee.slice_deadline = 0
         budget.pointee.mark = shim_now_ns()
         current = nil
@@ -111,7 +202,7 @@ extension LuaEngine {
     }
 
     private func settle(_ task: LuaTask, status: Int32, results: Int32) {
-        let co = task.thread
+        let co: OpaquePointer = task.thread
         switch status {
         case LUA_YIELD where budget.pointee.trip_yielded != 0:
             // The hook stopped the task at a limit (see shim.c limit_error): it ends with that error,
@@ -120,6 +211,7 @@ extension LuaEngine {
             shim_pushtripmessage(co)
             fail(task)
         case LUA_YIELD:
+            task.yieldedOnce = true
             let isAwait = results >= 1 && lua_type(co, -1) == LUA_TLIGHTUSERDATA
                 && lua_touserdata(co, -1) == shim_await_token()
             shim_pop(co, results)
@@ -166,7 +258,7 @@ extension LuaEngine {
 
     /// The task's coroutine died with the error object on its top.
     private func fail(_ task: LuaTask) {
-        let co = task.thread
+        let co: OpaquePointer = task.thread
         shim_errortext(L, co)
         let raw = LuaStack(L).string(at: -1) ?? "(no message)"
         shim_pop(L, 1)
@@ -195,7 +287,12 @@ extension LuaEngine {
         }
         task.status = status
         tasks[task.id] = nil
-        luaL_unref(L, SHIM_REGISTRYINDEX, task.threadRef)
+        if let call = task.pending {  // ended before it ever ran: it has no thread
+            task.pending = nil
+            release(call.function)
+        } else if status != .done || !recycleThread(of: task) {
+            luaL_unref(L, SHIM_REGISTRYINDEX, task.threadRef)
+        }
         if status == .failed, task.reportsErrors, task.waiters == 0, let text = task.errorText, !isExitUnwind(text) {
             if interrupted { options.errors(scriptError(task: task, text: text)); return finishCallbacks(task) }
             report(task: task, errorText: text)
@@ -223,9 +320,11 @@ extension LuaEngine {
                 task.wait = nil
                 releaseRequestSlot(of: wait)
             }
-            let status = shim_closethread(task.thread, L)
-            if status != LUA_OK, let message = LuaStack(task.thread).string(at: -1) {
-                options.warnings("while closing variables of \(task.label): \(message)")
+            if let thread = task.thread {
+                let status = shim_closethread(thread, L)
+                if status != LUA_OK, let message = LuaStack(thread).string(at: -1) {
+                    options.warnings("while closing variables of \(task.label): \(message)")
+                }
             }
             finish(task, .cancelled)
         }

@@ -28,6 +28,29 @@ public final class LuaEngine {
     var nextTaskID = 1
     var nextWaitID: UInt64 = 1
     var waits: [UInt64: PendingWait] = [:]
+    /// Threads whose call returned without waiting, kept for the next call of a task spawned with
+    /// `reusesThreads` (each with the registry reference that anchors it).
+    var threadPool: [(thread: OpaquePointer, ref: Int32)] = []
+    /// The function of the latest `spawnCall(…, reusesThreads: true)` batch, while tasks of it wait
+    /// to start (the next spawn of the same function shares its reference).
+    var pendingFunction: PendingFunction?
+    /// Whether bindings read integer and number arguments (and their own upvalue) straight from
+    /// Lua's stack, which start-up checked against the API (LuaShim `shim_direct_args`), or through
+    /// the API. Setting it to true does nothing where the check failed; off only for tests and
+    /// `lookout-bench` P1. Both ways keep the binding contract (no string becomes a number).
+    public static var directArgumentReads: Bool {
+        get {
+            _ = installShim
+            return shim_set_direct_args(-1) != 0
+        }
+        set {
+            _ = installShim
+            shim_set_direct_args(newValue ? 1 : 0)
+        }
+    }
+
+    /// How many tasks ran on a thread from `threadPool` so far.
+    public internal(set) var reusedThreadCount = 0
     /// Requests in flight and waiting for a slot (``LuaRequestGate``).
     var requestGate = LuaRequestGate()
     /// What the host buffers for the script outside the state (bodies of requests in flight),

@@ -27,6 +27,10 @@ public struct LuaOptions: Sendable {
     public var clock: LuaClock = .system
     /// Keeps host frames in tracebacks.
     public var verbose = false
+    /// Runs a handler per event (``LuaEngine/spawnCall(of:on:label:reportErrors:reusesThreads:_:)``)
+    /// on a thread an earlier call returned from without waiting, instead of a new coroutine each
+    /// time. Off only to measure what it saves (`lookout-bench` P4).
+    public var reusesThreads = true
     /// Bytes of one `print` or `log` line kept (the rest cut with a marker); 0 = no limit (the
     /// default; Lookout's commands set `[limits] log_line`).
     public var outputLineLimit = 0

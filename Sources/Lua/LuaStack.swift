@@ -205,16 +205,15 @@ public struct LuaStack {
     /// The integer at `index` (floats with an exact integer value included; strings are not).
     @inlinable
     public func integer(at index: Int32) -> Int64? {
-        guard lua_type(L, index) == LUA_TNUMBER else { return nil }
-        var ok: Int32 = 0
-        let v = lua_tointegerx(L, index, &ok)
-        return ok != 0 ? Int64(v) : nil
+        var v: lua_Integer = 0
+        return shim_tointeger_strict(L, index, &v) != 0 ? Int64(v) : nil
     }
 
     /// The number at `index`.
+    @inlinable
     public func number(at index: Int32) -> Double? {
-        guard lua_type(L, index) == LUA_TNUMBER else { return nil }
-        return lua_tonumberx(L, index, nil)
+        var d: lua_Number = 0
+        return shim_tonumber_strict(L, index, &d) != 0 ? Double(d) : nil
     }
 
     /// Copies the value at `index` into Swift. Functions become registry references.

@@ -14,10 +14,19 @@ public final class LuaTask {
     public let label: String
     /// The task that created this one, for tracebacks.
     public let parentLabel: String?
-    /// The coroutine.
-    let thread: OpaquePointer
-    /// Registry reference that keeps the coroutine alive.
-    let threadRef: Int32
+    /// The coroutine; nil until a task started with a pending call (``PendingCall``) first runs.
+    var thread: OpaquePointer!
+    /// Registry reference that keeps the coroutine alive (`LUA_NOREF` while `thread` is nil).
+    var threadRef: Int32
+    /// The call a task spawned by `spawnCall(…, reusesThreads: true)` makes when it first runs: its
+    /// thread is taken then, from the engine's pool of threads whose calls returned.
+    var pending: PendingCall?
+    /// Whether the task's thread may go back to the pool when its call returns without waiting.
+    var reusesThread = false
+    /// Whether the task ever yielded (a wait, or a yield to other tasks).
+    var yieldedOnce = false
+    /// Whether the script got hold of the task's thread (`coroutine.running()`).
+    var threadEscaped = false
     /// Current status.
     public internal(set) var status: Status = .ready
     /// The wait the task is parked on, once the await token reached the scheduler.
@@ -43,7 +52,7 @@ public final class LuaTask {
     /// Keep results or error for `task.wait` (tasks made by `task.spawn`).
     var keepsOutcome = false
 
-    init(id: Int, label: String, parentLabel: String?, thread: OpaquePointer, threadRef: Int32) {
+    init(id: Int, label: String, parentLabel: String?, thread: OpaquePointer?, threadRef: Int32) {
         self.id = id
         self.label = label
         self.parentLabel = parentLabel
@@ -53,6 +62,22 @@ public final class LuaTask {
 
     /// Whether the task has ended.
     public var isFinished: Bool { status == .done || status == .failed || status == .cancelled }
+}
+
+/// A function shared by the tasks of one `spawnCall` batch until each has started: one registry
+/// reference, released when the last of them took it (or ended without starting).
+final class PendingFunction {
+    let ref: Int32
+    var users = 0
+
+    init(ref: Int32) { self.ref = ref }
+}
+
+/// What a task that has no thread yet calls when it starts.
+struct PendingCall {
+    let function: PendingFunction
+    /// Pushes the arguments on the task's stack; returns how many, or nil when they do not fit.
+    let push: (LuaStack) -> Int32?
 }
 
 /// A wait a task is parked on: Swift async work, a timer, another task.

@@ -137,7 +137,9 @@ static int co_yield(lua_State *L) {
 
 static int co_running(lua_State *L) {
     int ismain = lua_pushthread(L);
-    lua_pushboolean(L, ismain || is_task(L, L));
+    int task = is_task(L, L);
+    if (task) shim_budget(L)->task_escaped = 1; // the script holds the task's thread now
+    lua_pushboolean(L, ismain || task);
     return 2;
 }
 

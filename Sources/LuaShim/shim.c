@@ -20,9 +20,67 @@ static char AWAIT_TOKEN;
 static char RAISE_TOKEN;
 static const char *const BINDING_MT = "lookout.binding";
 
+int shim_direct_args = 0;
+static int g_direct_args_checked = 0; // what the probe found (shim_set_direct_args cannot exceed it)
+
+_Static_assert(sizeof(ShimSlot) == 16, "a Lua 5.4 stack slot is 16 bytes");
+
+/// CClosure.upvalue[n] of the running C closure (lobject.h: ClosureHeader is 24 bytes, then f,
+/// then the upvalues).
+static inline const ShimSlot *closure_upvalue(lua_State *L, int n) {
+    const ShimSlot *func = shim_slot(L, 0);
+    const char *closure = func->value.p;
+    return (const ShimSlot *)(closure + 32) + n;
+}
+
+/// Called as probe(42, 2.5, "7", nil, {}) with upvalues (a full userdata, a light userdata to its
+/// memory): compares every direct read with the API's answer.
+static int probe_direct_reads(lua_State *L) {
+    int ok = lua_gettop(L) == 5 && shim_slot(L, 6) == NULL && shim_slot(L, 0) != NULL;
+    const ShimSlot *s;
+    ok = ok && (s = shim_slot(L, 1)) != NULL && s->tag == SHIM_TAG_INT && s->value.i == 42 && lua_tointeger(L, 1) == 42;
+    ok = ok && (s = shim_slot(L, 2)) != NULL && s->tag == SHIM_TAG_FLOAT && s->value.n == 2.5;
+    ok = ok && (s = shim_slot(L, 3)) != NULL && s->tag != SHIM_TAG_INT && s->tag != SHIM_TAG_FLOAT && lua_type(L, 3) == LUA_TSTRING;
+    ok = ok && (s = shim_slot(L, 4)) != NULL && s->tag == 0 && lua_isnil(L, 4);
+    ok = ok && (s = shim_slot(L, 5)) != NULL && s->value.p == lua_topointer(L, 5) && lua_istable(L, 5);
+    ok = ok && closure_upvalue(L, 1)->value.p == lua_touserdata(L, lua_upvalueindex(2))
+        && closure_upvalue(L, 1)->value.p == lua_touserdata(L, lua_upvalueindex(1));
+    lua_pushboolean(L, ok);
+    return 1;
+}
+
+/// Runs the probe from Lua code on the main thread and in a coroutine; 1 when every read agreed.
+static int direct_reads_agree(void) {
+    lua_State *L = luaL_newstate();
+    if (L == NULL) return 0;
+    int ok = 1;
+    static const char CALLER[] = "local probe = ... return probe(42, 2.5, '7', nil, {})";
+    for (int round = 0; round < 2 && ok; round++) {
+        lua_State *T = round == 0 ? L : lua_newthread(L);
+        if (luaL_loadstring(T, CALLER) != LUA_OK) { ok = 0; break; }
+        void *memory = lua_newuserdatauv(T, 16, 0);
+        lua_pushlightuserdata(T, memory);
+        lua_pushcclosure(T, probe_direct_reads, 2);
+        int nresults = 0;
+        int status = round == 0 ? lua_pcall(T, 1, 1, 0) : lua_resume(T, L, 1, &nresults);
+        ok = status == LUA_OK && lua_toboolean(T, -1);
+    }
+    lua_close(L);
+    return ok;
+}
+
 void shim_install(shim_dispatch_fn dispatch, shim_release_fn release) {
     g_dispatch = dispatch;
     g_release = release;
+    g_direct_args_checked = direct_reads_agree();
+    __atomic_store_n(&shim_direct_args, g_direct_args_checked, __ATOMIC_RELAXED);
+}
+
+int shim_set_direct_args(int on) {
+    if (on < 0) return __atomic_load_n(&shim_direct_args, __ATOMIC_RELAXED);
+    int now = on && g_direct_args_checked;
+    __atomic_store_n(&shim_direct_args, now, __ATOMIC_RELAXED);
+    return now;
 }
 
 void *shim_await_token(void) { return &AWAIT_TOKEN; }
@@ -623,7 +681,10 @@ typedef struct BindingSlot {
 } BindingSlot;
 
 static int shim_trampoline(lua_State *L) {
-    BindingSlot *slot = lua_touserdata(L, lua_upvalueindex(1));
+    // Upvalue 2 is a light userdata to upvalue 1's memory: read straight from the closure when
+    // the probe allowed it (shim_direct_args), which spares an API call per binding call.
+    BindingSlot *slot = __atomic_load_n(&shim_direct_args, __ATOMIC_RELAXED)
+        ? closure_upvalue(L, 1)->value.p : lua_touserdata(L, lua_upvalueindex(1));
     ShimBudget *b = slot->budget;
     b->host_critical++;
     int r = g_dispatch(L, slot->box);
@@ -668,7 +729,8 @@ void shim_pushbinding(lua_State *L, void *box) {
         lua_setfield(L, -2, "__metatable");
     }
     lua_setmetatable(L, -2);
-    lua_pushcclosure(L, shim_trampoline, 1);
+    lua_pushlightuserdata(L, slot);
+    lua_pushcclosure(L, shim_trampoline, 2);
 }
 
 // ---- Userdata boxes -------------------------------------------------------------------------------

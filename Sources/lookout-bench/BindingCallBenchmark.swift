@@ -35,14 +35,22 @@ struct BindingCallBenchmark: Benchmark {
                 return .values(1)
             }
             engine.setGlobal("bench_swift_add_raw")
+            engine.pushFunction("bench_direct_reads") { call in
+                LuaEngine.directArgumentReads = try call.boolean(1)
+                return .nothing
+            }
+            engine.setGlobal("bench_direct_reads")
         }
+        let direct = LuaEngine.directArgumentReads
         let values: [String: Double]
         do {
-            values = try await session.run(Self.source(calls: n, runs: settings.bestOf), chunkName: "=bench-p1")
+            values = try await session.run(Self.source(calls: n, runs: settings.bestOf, direct: direct), chunkName: "=bench-p1")
         } catch {
+            LuaEngine.directArgumentReads = direct
             await session.close()
             throw error
         }
+        LuaEngine.directArgumentReads = direct
         await session.close()
 
         let empty = try figure(values, "empty")
@@ -61,11 +69,13 @@ struct BindingCallBenchmark: Benchmark {
             try line("C math.max (liblua)", "cmax"),
             try line("Swift binding", "swift"),
             try line("Swift binding, raw API", "swiftraw"),
+            try line("Swift binding, arguments read through the API", "swiftapi"),
         ]
         let c = try figure(values, "c")
         report.ratios = [
             BenchRatio("Swift/C", try figure(values, "swift") / c, target: Self.target, goal: .atMost),
             BenchRatio("Swift raw API/C", try figure(values, "swiftraw") / c, target: nil, goal: .atMost),
+            BenchRatio("Swift, API reads/C", try figure(values, "swiftapi") / c, target: nil, goal: .atMost),
             BenchRatio("lua function/C", try figure(values, "lua") / c, target: nil, goal: .atMost),
         ]
         report.notes = [
@@ -74,19 +84,22 @@ struct BindingCallBenchmark: Benchmark {
                 + "math.max is liblua's own C function, for comparison",
             "Swift binding = engine.pushFunction closure using call.integer(1), call.integer(2), call.stack.push; "
                 + "raw API = the same closure reading with lua_tointegerx",
+            "the trampoline reads the binding's upvalue and call.integer reads its argument's slot straight from "
+                + "Lua's stack (checked against the API at start-up: \(direct ? "on" : "OFF, the check failed")); "
+                + "API reads = the Swift binding with that turned off (lua_touserdata, lua_type + lua_tointegerx)",
         ]
         return report
     }
 
     /// The Lua chunk: round-robin over the variants, best of `runs` each, printed as key=seconds.
-    static func source(calls: Int, runs: Int) -> String {
+    static func source(calls: Int, runs: Int, direct: Bool) -> String {
         """
         local N, RUNS = \(calls), \(runs)
         local clock = os.clock
         local function lua_add(a, b) return a + b end
         local variants = {
           { "empty" }, { "lua", lua_add }, { "c", bench_c_add }, { "cmax", math.max },
-          { "swift", bench_swift_add }, { "swiftraw", bench_swift_add_raw },
+          { "swift", bench_swift_add }, { "swiftraw", bench_swift_add_raw }, { "swiftapi", bench_swift_add, true },
         }
         local function call_loop(f)
           local s = 0
@@ -105,7 +118,9 @@ struct BindingCallBenchmark: Benchmark {
           for _, v in ipairs(variants) do
             local name, f = v[1], v[2]
             local t, s
+            if v[3] then bench_direct_reads(false) end
             if f then t, s = call_loop(f) else t, s = empty_loop() end
+            if v[3] then bench_direct_reads(\(direct)) end
             local want = name == "cmax" and N or N * (N + 1) // 2
             if s ~= want then error(name .. " computed " .. tostring(s) .. ", expected " .. want) end
             if not best[name] or t < best[name] then best[name] = t end

@@ -55,8 +55,22 @@ struct DeltaStreamBenchmark: Benchmark {
         }
         await lua.close()
         Self.log("Lua for done")
+        // 2b. The on handler again, each delta on a new coroutine (what thread reuse saves).
+        let fresh = try await DeltaStreamScript.start(name: "bench-p4-fresh.lua", reusesThreads: false) { feeder.progress($0) }
+        let freshValues: [String: Double]
+        do {
+            freshValues = try await fresh.run(Self.onSource(url: url, n: n), chunkName: "=bench-p4-on-fresh") { progress in
+                try await self.paced(feeder, lua: fresh, progress: progress, n: n)
+            }
+        } catch {
+            await fresh.close()
+            throw error
+        }
+        await fresh.close()
+        Self.log("Lua on without thread reuse done")
+        let freshSeconds = try figure(freshValues, "on")
         let onSeconds = try figure(onValues, "on"), loopSeconds = try figure(loopValues, "loop")
-        for (name, values) in [("on", onValues), ("for", loopValues)] {
+        for (name, values) in [("on", onValues), ("for", loopValues), ("on without thread reuse", freshValues)] {
             let sum = try figure(values, "sum")
             guard abs(sum - valueSum) <= 1e-6 * abs(valueSum) else {
                 throw BenchFailure("the Lua \(name) consumer summed \(sum), expected \(valueSum)")
@@ -87,6 +101,8 @@ struct DeltaStreamBenchmark: Benchmark {
             BenchFigure("feeder → null reader (the ceiling)", rate(sinkSeconds) / 1000, unit: "k deltas/s", detail: detail(sinkSeconds)),
             BenchFigure("Lua boat:on handler", onRate / 1000, unit: "k deltas/s", detail: detail(onSeconds)),
             BenchFigure("Lua for d in boat:deltas{}", rate(loopSeconds) / 1000, unit: "k deltas/s", detail: detail(loopSeconds)),
+            BenchFigure("Lua boat:on, a new coroutine per delta", rate(freshSeconds) / 1000, unit: "k deltas/s",
+                        detail: detail(freshSeconds) + " (LuaOptions.reusesThreads off)"),
         ]
         if let python {
             report.figures.append(BenchFigure(
@@ -101,6 +117,8 @@ struct DeltaStreamBenchmark: Benchmark {
         if let python {
             report.ratios.append(BenchRatio("Lua on/Python", onRate / rate(python.seconds), target: Self.targetRatio, goal: .atLeast))
             report.ratios.append(BenchRatio("Lua for/Python", rate(loopSeconds) / rate(python.seconds), target: nil, goal: .atLeast))
+            report.ratios.append(BenchRatio("Lua on, new coroutines/Python", rate(freshSeconds) / rate(python.seconds),
+                                            target: nil, goal: .atLeast))
         } else {
             report.ratios.append(BenchRatio(skipped: "Lua on/Python", target: Self.targetRatio, goal: .atLeast,
                                             reason: pythonSkip ?? "SKIP"))
@@ -115,7 +133,9 @@ struct DeltaStreamBenchmark: Benchmark {
             "rates are (N-1)/(time from the first to the Nth delta) taken inside each consumer (Lua: bench_now(), "
                 + "a monotonic clock binding; Python: time.perf_counter()); wall clock, one run each",
             "Lua: a LuaRuntime with the signalk module, signalk.connect{url, subscribe=\"none\"}; boat:on(\"navigation.*\", fn) "
-                + "(fn runs as its own task per delta) and for d in boat:deltas{paths={\"navigation.*\"}}",
+                + "(fn runs as its own task per delta, on a thread an earlier handler call returned from without waiting) "
+                + "and for d in boat:deltas{paths={\"navigation.*\"}}; the on handler once more with LuaOptions.reusesThreads "
+                + "off (a new coroutine per delta)",
             "pacing of the Lua consumers: the feeder is always faster than any consumer, and a Lookout boat drops the "
                 + "oldest values when a script falls behind (by design: a slow script sees the newest data, the socket "
                 + "never stalls), so a lossless run needs pacing: the script calls bench_progress(n) every 256 deltas, "

@@ -64,6 +64,12 @@ final class DeltaStreamFeeder: Sendable {
                 name, _, value = line.partition(b":")
                 if name.strip().lower() == b"sec-websocket-key":
                     key = value.strip()
+            if not key:  # a plain HTTP request (signalk.connect reads /signalk/v1/api/self first)
+                first = request.split(b"\r\n")[0]
+                body = b'"vessels.urn:mrn:imo:mmsi:230099999"' if b"/signalk/v1/api/self" in first else b"{}"
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                             b"Connection: close\r\n\r\n" % len(body) + body)
+                return None
             accept = base64.b64encode(hashlib.sha1(key + GUID).digest())
             conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                          b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n" + hello)
@@ -99,7 +105,10 @@ final class DeltaStreamFeeder: Sendable {
             return True, buf
 
         def serve(conn, window):
-            if not handshake(conn):
+            shaken = handshake(conn)
+            if shaken is None:
+                return None  # answered a plain HTTP request: the stream's connection is still to come
+            if not shaken:
                 return 0
             sent, progress, buf, open_ = 0, (0 if window == 0 else -1), b"", True
             while open_:
@@ -133,14 +142,16 @@ final class DeltaStreamFeeder: Sendable {
             if line.startswith("p ") or line == "abort":
                 continue  # late progress of a connection that already ended
             window = 0 if line == "flood" else int(line.split()[1])
-            conn, _ = listener.accept()
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            try:
-                sent = serve(conn, window)
-            except OSError as e:
-                sent = -1
-                print("feeder: %s" % e, file=sys.stderr, flush=True)
-            conn.close()
+            sent = None
+            while sent is None:
+                conn, _ = listener.accept()
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                try:
+                    sent = serve(conn, window)
+                except OSError as e:
+                    sent = -1
+                    print("feeder: %s" % e, file=sys.stderr, flush=True)
+                conn.close()
             print("served %d" % sent, flush=True)
         """#
 

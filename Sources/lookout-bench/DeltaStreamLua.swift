@@ -72,7 +72,8 @@ struct DeltaStreamScript {
     private let lines: LineBox
 
     /// - Parameter report: also told each `bench_progress(n)`, on the script's executor (the feeder's pipe).
-    static func start(name: String, report: @escaping @Sendable (Int) -> Void) async throws -> DeltaStreamScript {
+    /// - Parameter reusesThreads: ``LuaOptions/reusesThreads`` (off to measure what it saves).
+    static func start(name: String, reusesThreads: Bool = true, report: @escaping @Sendable (Int) -> Void) async throws -> DeltaStreamScript {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-bench-p4-lua-\(getpid())").path
         let paths = LookoutPaths(configFile: directory + "/config.toml", stateDirectory: directory)
         let modules = HostModules.all(config: HostConfig(), paths: paths, logger: Logger(label: "lookout-bench"))
@@ -84,6 +85,7 @@ struct DeltaStreamScript {
         options.cpuLimit = 0
         options.memoryLimit = 0
         options.timeLimit = 300  // a stalled consumer ends instead of hanging the run
+        options.reusesThreads = reusesThreads
         options.output = { lines.append($0) }
         options.errors = { lines.append(error: $0.description) }
         options.warnings = { lines.append(error: "warning: \($0)") }

@@ -18,6 +18,10 @@ struct LookoutBench {
     ]
 
     static func main() async {
+        let raw = Array(CommandLine.arguments.dropFirst())
+        if raw.first == HistoryServerProcess.option, raw.count == 3, let days = Int(raw[1]), let limit = Int(raw[2]) {
+            await HistoryServerProcess.serve(days: days, pageLimit: limit)
+        }
         let arguments: BenchArguments
         do {
             arguments = try BenchArguments(Array(CommandLine.arguments.dropFirst()))

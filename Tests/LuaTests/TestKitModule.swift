@@ -19,6 +19,12 @@ struct TestKitModule: LuaModule {
                 probe.luaClose(engine: call.engine)
                 return .nothing
             },
+            // probe:add(a, b): integer arguments of a method (argument #1 is at stack index 2).
+            "add": { call in
+                _ = try call.object(as: Probe.self, type: Probe.type)
+                call.stack.push(try call.integer(1) &+ call.integer(2))
+                return .values(1)
+            },
         ])
         engine.pushLibrary([
             // A host object whose Swift lifetime the test can observe.
@@ -58,6 +64,37 @@ struct TestKitModule: LuaModule {
             "roundtrip": { call in
                 let value = try call.value(1, name: "value")
                 call.stack.push(value)
+                return .values(1)
+            },
+            // Starts fn(i) as a task per i in 1…n the way a Signal K `on` handler runs per delta
+            // (spawnCall with reusesThreads).
+            "spawn_each": { call in
+                let fn = call.index(1)
+                guard call.stack.kind(at: fn) == .function else { throw call.argumentError(1, "function expected") }
+                let n = try call.integer(2)
+                for i in 0..<n {
+                    call.engine.spawnCall(of: fn, on: call.stack, label: "testkit handler", reusesThreads: true) { stack in
+                        stack.push(i + 1)
+                        return 1
+                    }
+                }
+                return .nothing
+            },
+            // Argument checks as bindings make them: testkit.args(kind, n, ...) reads argument n
+            // (after kind and n themselves) as an "integer" or a "number".
+            "args": { call in
+                let kind = try call.string(1)
+                let n = Int(try call.integer(2))
+                switch kind {
+                case "integer": call.stack.push(try call.integer(n + 2))
+                case "number": call.stack.push(try call.number(n + 2))
+                default: throw call.argumentError(1, "integer or number expected")
+                }
+                return .values(1)
+            },
+            // How many tasks ran on a reused thread so far.
+            "reused_threads": { call in
+                call.stack.push(call.engine.reusedThreadCount)
                 return .values(1)
             },
             // Describes argument 1 as Swift sees it.

@@ -15,7 +15,9 @@ import SignalKKit
 ///   A cursor that is dropped without a `for` loop is closed when it is collected.
 /// - `on` is Lua over the same loop: one runner task calls the loop's `spawn_each(fn)`, which
 ///   takes what is buffered (up to 512 values) and starts `fn(d)` as a task of its own per value,
-///   each `d` built straight on that task's stack (no list, no `task.spawn` handle per value);
+///   each `d` built straight on that task's stack (no list, no `task.spawn` handle per value),
+///   on a thread an earlier handler call returned from without waiting (`spawnCall`'s
+///   `reusesThreads`);
 ///   it waits like `fetch()` when nothing is buffered. `handle:stop()` closes the loop and
 ///   cancels the runner. The task limit of `task.spawn` holds: at the limit the runner fails.
 /// - The host anchors what it runs: a boat whose `<close>` variable goes out of scope while `on`
@@ -151,7 +153,7 @@ extension SignalKLuaBoat {
             if !items.isEmpty {
                 warnIfDropped(cursor, dropped, engine: call.engine)
                 for item in items {
-                    call.engine.spawnCall(of: call.index(1), on: call.stack, label: label) { stack in
+                    call.engine.spawnCall(of: call.index(1), on: call.stack, label: label, reusesThreads: true) { stack in
                         guard stack.ensure(8) else { return nil }
                         pushChange(item, on: stack)
                         return 1

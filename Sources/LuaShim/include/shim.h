@@ -52,6 +52,8 @@ typedef struct ShimBudget {
     int trip_yielded;       ///< 1 when the hook yielded task_thread at a limit (trip_message says why)
     char trip_message[320]; ///< "file:line: CPU limit exceeded: …" of that yield
     int user_hooks;         ///< a --trusted script called debug.sethook (shim.c: USER_HOOKS)
+    int task_escaped;       ///< set when coroutine.running() handed out task_thread (coroutines.c):
+                            ///< the scheduler then never reuses that thread for another call
 } ShimBudget;
 
 /// What the stall watchdog reads from another thread (relaxed atomic loads).
@@ -173,6 +175,84 @@ int shim_nilmethod_metatable(lua_State *L, lua_State *co);
 int shim_pcall_traceback(lua_State *L, int nargs, int nresults);
 /// Resets a dead or suspended thread, running its pending to-be-closed variables.
 int shim_closethread(lua_State *co, lua_State *from);
+
+// ---- Arguments read straight from the stack --------------------------------------------------------
+// A binding's type checks cost two API calls per argument (lua_type, then lua_tointegerx: the
+// type check keeps "12" from becoming 12), which made a Swift binding 1.7x a plain C function
+// (README, Benchmarks: P1). Lua 5.4's positive stack indexes are `L->ci->func + idx` below
+// `L->top` (lapi.c index2value); these helpers read that slot's type tag and value directly when
+// shim_install's probe found lua_State laid out as in lstate.h of every 5.4 release (top at offset
+// 16, ci at 32, CallInfo.func first, 16-byte stack slots: the value, then its tag) and compared
+// every read with the API's answer. Otherwise (shim_direct_args == 0) they use the API.
+
+/// 1 when arguments and a binding's upvalue are read straight from the stack (see above).
+extern int shim_direct_args;
+
+/// One Lua 5.4 stack slot (lobject.h StackValue): the value, then its type tag.
+typedef struct ShimSlot {
+    union {
+        int64_t i;
+        double n;
+        void *p;
+    } value;
+    uint8_t tag;
+} ShimSlot;
+
+/// Type tags (lobject.h: LUA_VNUMINT, LUA_VNUMFLT).
+enum { SHIM_TAG_INT = 3, SHIM_TAG_FLOAT = 3 | (1 << 4) };
+
+/// The slot at positive index idx of L's running function, or NULL at or above the top (a
+/// "none" value). Only while shim_direct_args is 1.
+static inline const ShimSlot *shim_slot(lua_State *L, int idx) {
+    const char *ci = *(char *const *)((const char *)L + 32);
+    const ShimSlot *func = *(const ShimSlot *const *)ci;
+    const ShimSlot *top = *(const ShimSlot *const *)((const char *)L + 16);
+    const ShimSlot *slot = func + idx;
+    return slot < top ? slot : NULL;
+}
+
+/// The value at idx as an integer when it is a number with an integer value; strings are never
+/// converted. Returns 1 and sets *out, or 0.
+static inline int shim_tointeger_strict(lua_State *L, int idx, lua_Integer *out) {
+    if (__atomic_load_n(&shim_direct_args, __ATOMIC_RELAXED) && idx > 0) {
+        const ShimSlot *s = shim_slot(L, idx);
+        if (s != NULL && s->tag == SHIM_TAG_INT) {
+            *out = s->value.i;
+            return 1;
+        }
+        if (s == NULL || s->tag != SHIM_TAG_FLOAT) return 0;
+    } else if (lua_type(L, idx) != LUA_TNUMBER) {
+        return 0;
+    }
+    int ok = 0;
+    *out = lua_tointegerx(L, idx, &ok); // a float: integral or not
+    return ok;
+}
+
+/// The value at idx as a float when it is a number; strings are never converted. Returns 1 and
+/// sets *out, or 0.
+static inline int shim_tonumber_strict(lua_State *L, int idx, lua_Number *out) {
+    if (__atomic_load_n(&shim_direct_args, __ATOMIC_RELAXED) && idx > 0) {
+        const ShimSlot *s = shim_slot(L, idx);
+        if (s == NULL) return 0;
+        if (s->tag == SHIM_TAG_FLOAT) {
+            *out = s->value.n;
+            return 1;
+        }
+        if (s->tag == SHIM_TAG_INT) {
+            *out = (lua_Number)s->value.i;
+            return 1;
+        }
+        return 0;
+    }
+    if (lua_type(L, idx) != LUA_TNUMBER) return 0;
+    *out = lua_tonumberx(L, idx, NULL);
+    return 1;
+}
+
+/// Turns the direct reads off (0) or on again (1, when the probe allowed them), for tests and
+/// benchmarks; -1 only asks. Returns whether they are on now.
+int shim_set_direct_args(int on);
 
 // ---- Function-like macros Swift cannot import ----------------------------------------------------
 static inline int shim_upvalueindex(int i) { return lua_upvalueindex(i); }
