@@ -3,8 +3,28 @@ import Foundation
 import Hummingbird
 import LookoutWire
 
+/// What the Signal K simulator's tokens depend on, to keep them valid across restarts
+/// (`lookout sim signalk --state DIR`): the key tokens are signed with and the approved devices.
+public struct SignalKSecurityState: Sendable, Codable, Equatable {
+    /// The HS256 signing key (32 bytes).
+    public var signingKey: Data
+    /// Approved devices: clientId → permission (`readonly`, `readwrite`, `admin`).
+    public var devices: [String: String]
+
+    /// A state with a fresh random key and no devices.
+    public init() {
+        self.init(signingKey: SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, devices: [:])
+    }
+
+    /// A state with the given key and devices.
+    public init(signingKey: Data, devices: [String: String]) {
+        self.signingKey = signingKey
+        self.devices = devices
+    }
+}
+
 /// Requests (§5), access requests (§6.1), login (§7) and tokens (§8) of the Signal K simulator.
-/// Tokens are HS256 JWTs signed with a per-simulator random key: `{"device":<clientId>,"iat":…,"exp"?:…}`
+/// Tokens are HS256 JWTs signed with a per-simulator random key (or `Options.securityState`'s): `{"device":<clientId>,"iat":…,"exp"?:…}`
 /// for approved devices, `{"id":<username>,"iat":…}` for users (who are `admin`).
 actor SignalKAuthority {
     enum Kind: Sendable { case put, accessRequest }
@@ -38,11 +58,12 @@ actor SignalKAuthority {
     }
     enum TokenCheck: Sendable { case none, bad, ok(Principal) }
 
-    private let key = SymmetricKey(size: .bits256)
+    private let key: SymmetricKey
     private let clock: @Sendable () -> Date
     private let users: [String: String]
     private let roles: [String: String]
     private let onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)?
+    private let onStateChange: (@Sendable (SignalKSecurityState) -> Void)?
     private var requests: [String: Record] = [:]
     private var order: [String] = []
     private var pendingAccess: [String: AccessRequest] = [:]  // by clientId
@@ -52,12 +73,21 @@ actor SignalKAuthority {
 
     init(
         users: [String: String], roles: [String: String] = [:], clock: @escaping @Sendable () -> Date,
-        onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)? = nil
+        onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)? = nil,
+        state: SignalKSecurityState? = nil, onStateChange: (@Sendable (SignalKSecurityState) -> Void)? = nil
     ) {
         self.users = users
         self.roles = roles
         self.clock = clock
         self.onAccessRequest = onAccessRequest
+        self.onStateChange = onStateChange
+        key = state.map { SymmetricKey(data: $0.signingKey) } ?? SymmetricKey(size: .bits256)
+        devices = state?.devices ?? [:]
+    }
+
+    /// What tokens depend on: the signing key and the approved devices.
+    var state: SignalKSecurityState {
+        SignalKSecurityState(signingKey: key.withUnsafeBytes { Data($0) }, devices: devices)
     }
 
     // MARK: requests (§5)
@@ -181,6 +211,7 @@ actor SignalKAuthority {
             // As signalk-server: what the device asked for wins over the admin's choice.
             let permission = ar.permissions ?? permissions ?? "readonly"
             devices[clientId] = permission
+            onStateChange?(state)
             var payload: [String: JSONValue] = ["device": .string(clientId), "iat": .int(Int64(clock().timeIntervalSince1970))]
             if let expiresIn { payload["exp"] = .int(Int64(clock().timeIntervalSince1970 + expiresIn)) }
             r.accessRequest = ["permission": "APPROVED", "token": .string(sign(.object(payload)))]
@@ -191,7 +222,11 @@ actor SignalKAuthority {
         return true
     }
 
-    func revokeDevice(clientId: String) -> Bool { devices.removeValue(forKey: clientId) != nil }
+    func revokeDevice(clientId: String) -> Bool {
+        guard devices.removeValue(forKey: clientId) != nil else { return false }
+        onStateChange?(state)
+        return true
+    }
 
     // MARK: login (§7)
 

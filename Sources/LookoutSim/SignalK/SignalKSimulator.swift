@@ -50,6 +50,10 @@ import LookoutWire
 /// - §4.1 `GET …/vessels/<id>/<path>/meta` and `…/meta/<key>` (e.g. `units`) from the schema's
 ///   metadata for the boat's paths (`SignalKMeta`), 404 for other paths; `sendMeta=all` sends a
 ///   meta delta before the first value of each path (and its parent groups), as `ws.ts` does.
+///   The full model's leaves carry their path's `meta` from their first value on (`addValue`;
+///   meta PUTs and `meta` deltas merge onto it); `GET …/vessels/<id>/meta` maps path → meta; every
+///   meta served (REST trees, `/meta`, meta deltas) has `displayUnits` resolved as
+///   signalk-server's default unit preferences do (`SignalKDisplayUnits`: knots, degrees, °C …).
 /// - §6.1 access requests: security off → 404 `{"message":"Access requests not available. …"}`;
 ///   on → 202 PENDING reply (`href` `/signalk/v1/requests/<id>`, `ip`), 400 replies for a missing
 ///   description/clientId, invalid permissions or a duplicate pending clientId, 413 over 10 KiB,
@@ -88,7 +92,8 @@ import LookoutWire
 ///   notification PUTs, no DELETE; requests are never pruned;
 /// - meta PUTs (`…/meta`, `…/meta/<key>`: 202 PENDING, then COMPLETED 200; a `meta` delta to
 ///   `sendMeta=all` sockets) are kept in memory only, without `displayUnits` category checks;
-///   the schema's meta covers the boat's own paths; the full model's leaves carry no `meta`;
+///   the schema's meta covers the boat's own paths; `displayUnits` come from the default unit
+///   preferences only (preset `nautical-metric`, no per-user presets, no unit-preferences API);
 /// - no `sourcePolicy`/`excludeSources`/`announceNewPaths`, no source priorities (every source is
 ///   delivered), no `serverevents`/`events`, no `log` path, no backpressure, no staleness;
 /// - the context-as-radius subscription object matches nothing; root (empty-path) values are
@@ -148,6 +153,11 @@ public final class SignalKSimulator: Sendable {
         /// How long a PUT forwarded to a publishing socket (§4.4) may stay PENDING before it is
         /// COMPLETED with 504 (signalk-server: 60 s).
         public var putForwardTimeout: Duration = .seconds(60)
+        /// The signing key and approved devices to start with (nil: a random key, no devices), so
+        /// tokens issued by an earlier run stay valid.
+        public var securityState: SignalKSecurityState?
+        /// Called with the new state whenever a device is approved or revoked (to keep it).
+        public var onSecurityStateChange: (@Sendable (SignalKSecurityState) -> Void)?
 
         /// Creates options.
         public init(
@@ -212,7 +222,9 @@ public final class SignalKSimulator: Sendable {
         let store = SignalKStore(
             selfID: selfID, staticSelf: ["mmsi": .string(o.selfMMSI), "name": .string(o.vesselName)])
         hub = SignalKHub(store: store, serverVersion: Self.serverVersion)
-        authority = SignalKAuthority(users: o.users, roles: o.userRoles, clock: o.clock, onAccessRequest: o.onAccessRequest)
+        authority = SignalKAuthority(
+            users: o.users, roles: o.userRoles, clock: o.clock, onAccessRequest: o.onAccessRequest,
+            state: o.securityState, onStateChange: o.onSecurityStateChange)
         if let url = o.playback {
             let playback = try SignalKPlayback(contentsOf: url)
             initialSource = .playback(playback, rewriteTimestamps: o.rewritePlaybackTimestamps)

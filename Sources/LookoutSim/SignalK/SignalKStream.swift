@@ -149,7 +149,10 @@ actor SignalKHub {
     /// (`ws.ts` `sendMetaData`, called before every delta written).
     func emit(_ delta: JSONValue, text: String? = nil, to st: inout SKConnState) {
         if st.sendMeta {
-            for m in SignalKMeta.metaDeltas(before: delta, sent: &st.sentMeta) { st.conn.send(m) }
+            let store = self.store
+            for m in SignalKMeta.metaDeltas(before: delta, sent: &st.sentMeta, metadata: { store.metadata(context: $0, path: $1) }) {
+                st.conn.send(m)
+            }
         }
         if let text { st.conn.send(text) } else { st.conn.send(delta) }
     }
