@@ -148,12 +148,18 @@ actor SignalKAuthority {
 
     // MARK: access requests (§6.1)
 
-    func submitAccess(body: JSONValue?, ip: String) -> (Int, JSONValue) {
+    /// An access request (HTTP body, or a WebSocket message's `accessRequest` with its
+    /// `requestId` and a `sink` that hears every state of the request).
+    func submitAccess(
+        body: JSONValue?, ip: String, requestId: String? = nil, sink: (@Sendable (JSONValue) -> Void)? = nil
+    ) -> (Int, JSONValue) {
         accessRequestsReceived += 1
-        let id = UUID().uuidString.lowercased()
+        let id = requestId ?? UUID().uuidString.lowercased()
         func fail(_ message: String) -> (Int, JSONValue) {
-            (400, addRequest(id: id, kind: .accessRequest, state: "COMPLETED", statusCode: 400, message: message,
-                             ip: ip, user: nil))
+            let reply = addRequest(id: id, kind: .accessRequest, state: "COMPLETED", statusCode: 400, message: message,
+                                   ip: ip, user: nil)
+            sink?(reply)
+            return (400, reply)
         }
         guard let clientId = body?["clientId"]?.stringValue, !clientId.isEmpty else {
             return fail("A clientId is required")
@@ -176,8 +182,10 @@ actor SignalKAuthority {
             date: clock())
         onAccessRequest?(SignalKAccessRequestNotice(
             clientId: clientId, description: description, permissions: permissions, ip: ip, requestId: id))
-        return (202, addRequest(id: id, kind: .accessRequest, state: "PENDING", statusCode: 202, message: nil,
-                                ip: ip, user: nil, clientId: clientId))
+        let reply = addRequest(id: id, kind: .accessRequest, state: "PENDING", statusCode: 202, message: nil,
+                               ip: ip, user: nil, clientId: clientId, sink: sink)
+        sink?(reply)
+        return (202, reply)
     }
 
     var pendingAccessCount: Int { pendingAccess.count }
@@ -219,6 +227,7 @@ actor SignalKAuthority {
             r.accessRequest = ["permission": "DENIED"]
         }
         requests[ar.requestId] = r
+        r.sink?(Self.json(r))
         return true
     }
 

@@ -74,13 +74,19 @@ import LookoutWire
 /// - §4.1/§8 with security on, `/signalk/v1/api/…` needs a token (cookie `JAUTHENTICATION`, then
 ///   `Authorization: Bearer|JWT`, then `X-Authorization`): none → 401 `Unauthorized`, invalid/expired/
 ///   revoked → 401 `bad auth token`; PUT with a `readonly` token → 401 `{"error":"Permission Denied"}`.
+/// - §6.2/§7 on the stream: `{"requestId","accessRequest":{clientId,description,permissions?}}` gets
+///   the PENDING reply and, once an admin decides, the COMPLETED one on the same socket (a second
+///   while one is pending: 400 `A request has already been submitted`; security off: 404 without
+///   `requestId`); `{"requestId","login":{username,password}}` gets COMPLETED 200 with
+///   `login:{timeToLive,token}` or 401 with `login:{}` (security off: no reply). An approval or a
+///   login authenticates the socket in place (an anonymous one then gets its `subscribe` stream).
 /// - §3.2 with security on, the WebSocket upgrade takes `?token=`, then the headers: a bad token →
 ///   401 `{"error":"bad auth token"}` (no upgrade; Hummingbird's 400 is rewritten, see
 ///   `SignalKUpgradeRefusal`); no token → the hello, then silence, and the socket's deltas
 ///   are ignored; deltas from a `readonly` token are ignored too.
 ///
 /// Simplifications (what signalk-server does and this one does not):
-/// - no WebSocket access requests or login, no periodic token re-check, no ACLs, no
+/// - no periodic token re-check, no ACLs, no
 ///   `allowDeviceAccessRequests` switch, of the admin routes only the access-request ones and
 ///   `loginStatus`, no 302 for non-JSON logins, no 429/per-IP limits, no sliding-session refresh,
 ///   the bad-token cookie is not cleared; `allowReadOnly` (anonymous reads) is all or nothing;
@@ -269,6 +275,7 @@ public final class SignalKSimulator: Sendable {
                     case .ok(let p): access = .granted(permission: p.permission)
                     }
                 }
+                let ip = channel.remoteAddress?.ipAddress ?? "127.0.0.1"
                 return .upgrade([:]) { [access] inbound, outbound, _ in
                     let conn = await hub.open(
                         subscribe: subscribe, sendCachedValues: sendCached, access: access, sendMeta: sendMeta, now: clock())
@@ -277,7 +284,7 @@ public final class SignalKSimulator: Sendable {
                             do {
                                 for try await message in inbound.messages(maxSize: 1 << 20) {
                                     guard case .text(let text) = message else { continue }
-                                    if await SignalKWebSocketRequests.handle(text, conn: conn, sim: sim) { continue }
+                                    if await SignalKWebSocketRequests.handle(text, conn: conn, ip: ip, sim: sim) { continue }
                                     await hub.receive(text, from: conn.id, now: clock())
                                 }
                             } catch {}
