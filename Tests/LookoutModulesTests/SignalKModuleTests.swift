@@ -128,6 +128,38 @@ final class SignalKModuleTests: XCTestCase {
         ])
     }
 
+    /// Meta deltas reach the loops and handlers that ask for them (`meta = true`: `d.meta`, no
+    /// `d.value`), and only those (issue 27).
+    func testMetaDeltasReachLoopsThatAskForThem() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "quiet")
+            assert(boat:subscribe { "environment.metatest.*" })
+            local got, metas = {}, {}
+            local plain = boat:on("environment.metatest.*", function(d) got[#got + 1] = d end)
+            local withMeta = boat:on("environment.metatest.*", function(d) metas[#metas + 1] = d end, { meta = true })
+            local it = boat:deltas { paths = { "environment.metatest.*" }, meta = true }
+            assert(boat:put("environment.metatest.depth.meta.displayName", "Keel"))
+            simctl.publish("environment.metatest.depth", 4.2)
+            -- The PUT's meta delta, then (as signalk-server's sendMeta does before a path's first
+            -- value) the path's meta again, then the value.
+            for _ = 1, 3 do
+              local d = it()
+              print(d.path, d.meta and d.meta.displayName, d.value)
+            end
+            while #got < 1 or #metas < 3 do sleep(0.01) end
+            print(#got, got[1].value, got[1].meta, metas[1].meta.displayName, metas[3].value)
+            print(pcall(boat.on, boat, "x", print, { metas = true }))
+            plain:stop(); withMeta:stop()
+            """)
+        XCTAssertEqual(lines, [
+            "environment.metatest.depth\tKeel\tnil",
+            "environment.metatest.depth\tKeel\tnil",
+            "environment.metatest.depth\tnil\t4.2",
+            "1\t4.2\tnil\tKeel\t4.2",
+            "false\tbad argument #3 to 'on' (unknown option 'metas' (known: meta))",
+        ])
+    }
+
     func testConnectWithProfileAndUnknownProfile() async throws {
         let lines = try await run("""
             local boat <close> = assert(signalk.connect "boat")
