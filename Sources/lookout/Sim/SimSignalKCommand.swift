@@ -10,8 +10,7 @@ struct SignalKSimCommand: AsyncParsableCommand {
         commandName: "signalk",
         abstract: "A Signal K server on 127.0.0.1 that behaves like signalk-server (discovery, REST, stream).",
         discussion: """
-            Prints the discovery, REST and stream URLs and a config profile to paste, then serves \
-            until Ctrl-C. The data comes from \
+            Prints its URLs and a config profile to paste, then serves until Ctrl-C. The data comes from \
             a generated boat sailing a loop off Helsinki (position, SOG/COG/heading, wind, depth, \
             water temperature, battery, an anchor alarm that raises and clears), or from a file of \
             recorded deltas (one JSON delta per line) with --playback.
@@ -20,7 +19,7 @@ struct SignalKSimCommand: AsyncParsableCommand {
             device (POST /signalk/v1/access/requests). Pending access requests are printed; approve or \
             deny them from another terminal with `lookout sim signalk approve|deny CLIENTID --url URL \
             --admin NAME:PASSWORD` (an admin --user), or through the admin API as on signalk-server. \
-            The profile printed with --security asks for access itself (`access = {…}`); with --state \
+            With --security the profile it prints asks for access itself (`access = {…}`); with --state \
             DIR the port, the signing key and the approved devices are kept (DIR/signalk.json, 0600), \
             so a restart has the same URL and the tokens Lookout stored stay valid.
             """,
