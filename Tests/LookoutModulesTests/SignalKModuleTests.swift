@@ -160,6 +160,24 @@ final class SignalKModuleTests: XCTestCase {
         ])
     }
 
+    /// `signalk.units.display(value, meta)`: by the displayUnits the server resolved for the path
+    /// (a stored one too), else by its SI units (issue 27).
+    func testUnitsDisplayUsesThePathsMeta() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "quiet")
+            local function show(...) local text, _, symbol = ...; print(text, symbol) end
+            show(signalk.units.display(3.2, assert(boat:meta "navigation.speedOverGround")))
+            show(signalk.units.display(12.834, assert(boat:meta "electrical.batteries.house.voltage")))
+            show(signalk.units.display(290.15, "K"))
+            show(signalk.units.display(1.5708, { units = "rad" }))
+            assert(boat:put("environment.unittest.speed.meta",
+              { units = "m/s", displayUnits = { category = "speed", targetUnit = "km/h" } }))
+            show(signalk.units.display(10, assert(boat:meta "environment.unittest.speed")))
+            show(signalk.units.display(1, "furlongs"))
+            """)
+        XCTAssertEqual(lines, ["6.2 kn\tkn", "12.83 V\tV", "17.0 °C\t°C", "90.0°\t°", "36.0 km/h\tkm/h", "nil\tnil"])
+    }
+
     func testConnectWithProfileAndUnknownProfile() async throws {
         let lines = try await run("""
             local boat <close> = assert(signalk.connect "boat")

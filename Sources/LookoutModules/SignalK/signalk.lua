@@ -115,6 +115,24 @@ function signalk.units.k_to_c(kelvin) end
 ---@return number kelvin
 function signalk.units.c_to_k(celsius) end
 
+--- A value as people read it, by its path's metadata: the `displayUnits` the server resolved
+--- (signalk-server 2.x: knots, degrees, °C … as its unit preferences say, with the format's
+--- decimals), else from the SI `units` to the usual unit (m/s → kn, rad → °, K → °C, Pa → hPa,
+--- ratio → %). `meta` is a path's metadata (`boat:meta(path)`, `d.meta` of a meta item) or just
+--- its SI units ("m/s"). Returns nil when no display unit is known.
+--- Context: anywhere.
+--- ```lua
+--- local m = assert(boat:meta "navigation.speedOverGround")
+--- print(signalk.units.display(assert(boat:get "navigation.speedOverGround"), m))  -- 6.2 kn  6.2  kn
+--- print(signalk.units.display(290.15, "K"))                                        -- 17.0 °C  17.0  °C
+--- ```
+---@param value number an SI value
+---@param meta table|string the path's metadata, or its SI units
+---@return string|nil text e.g. "6.2 kn"
+---@return number|nil shown the converted number
+---@return string|nil symbol e.g. "kn"
+function signalk.units.display(value, meta) end
+
 ---@class signalk.Boat
 local Boat = {}
 
