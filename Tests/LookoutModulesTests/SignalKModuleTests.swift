@@ -135,8 +135,8 @@ final class SignalKModuleTests: XCTestCase {
             local boat <close> = assert(signalk.connect "quiet")
             assert(boat:subscribe { "environment.metatest.*" })
             local got, metas = {}, {}
-            local plain = boat:on("environment.metatest.*", function(d) got[#got + 1] = d end)
-            local withMeta = boat:on("environment.metatest.*", function(d) metas[#metas + 1] = d end, { meta = true })
+            local plain <close> = boat:on("environment.metatest.*", function(d) got[#got + 1] = d end)
+            local withMeta <close> = boat:on("environment.metatest.*", function(d) metas[#metas + 1] = d end, { meta = true })
             local it = boat:deltas { paths = { "environment.metatest.*" }, meta = true }
             assert(boat:put("environment.metatest.depth.meta.displayName", "Keel"))
             simctl.publish("environment.metatest.depth", 4.2)
@@ -146,10 +146,9 @@ final class SignalKModuleTests: XCTestCase {
               local d = it()
               print(d.path, d.meta and d.meta.displayName, d.value)
             end
-            while #got < 1 or #metas < 3 do sleep(0.01) end
+            for _ = 1, 1000 do if #got >= 1 and #metas >= 3 then break end sleep(0.01) end
             print(#got, got[1].value, got[1].meta, metas[1].meta.displayName, metas[3].value)
             print(pcall(boat.on, boat, "x", print, { metas = true }))
-            plain:stop(); withMeta:stop()
             """)
         XCTAssertEqual(lines, [
             "environment.metatest.depth\tKeel\tnil",
