@@ -16,6 +16,17 @@ final class DemoCommandTests: CLITestCase, @unchecked Sendable {
         XCTAssertFalse(run.stderr.contains("error"), run.stderr)
     }
 
+    /// The boat's own readings in the display units the Signal K simulator serves with each
+    /// path's meta (knots, degrees, metres, °C), not as SI numbers (issue 30).
+    func testTheDemoShowsTheBoatInDisplayUnits() throws {
+        let run = try lookout(["demo", "--plain", "--duration", "4", "--step", "1"])
+        assertExit(run, 0)
+        let boat = run.stdout.split(separator: "\n").filter { $0.hasPrefix("Boat: ") }
+        XCTAssertFalse(boat.isEmpty, run.stdout)
+        let pattern = #"^Boat: SOG \d+\.\d kn, COG -?\d+\.\d°, wind \d+\.\d kn, from -?\d+\.\d°, depth \d+\.\d m, water -?\d+\.\d °C$"#
+        for line in boat { XCTAssertNotNil(line.range(of: pattern, options: .regularExpression), String(line)) }
+    }
+
     /// What the demo shows is told the way people read it: BG with its unit, the other unit in
     /// parentheses and the arrow; alert texts in story time (each reading stands for 5 minutes,
     /// so a repeat says "for 5 min", never "for 3s"); the heavy-weather note at the bridge's own

@@ -128,6 +128,55 @@ final class SignalKModuleTests: XCTestCase {
         ])
     }
 
+    /// Meta deltas reach the loops and handlers that ask for them (`meta = true`: `d.meta`, no
+    /// `d.value`), and only those (issue 27).
+    func testMetaDeltasReachLoopsThatAskForThem() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "quiet")
+            assert(boat:subscribe { "environment.metatest.*" })
+            local got, metas = {}, {}
+            local plain <close> = boat:on("environment.metatest.*", function(d) got[#got + 1] = d end)
+            local withMeta <close> = boat:on("environment.metatest.*", function(d) metas[#metas + 1] = d end, { meta = true })
+            local it = boat:deltas { paths = { "environment.metatest.*" }, meta = true }
+            assert(boat:put("environment.metatest.depth.meta.displayName", "Keel"))
+            simctl.publish("environment.metatest.depth", 4.2)
+            -- The PUT's meta delta, then (as signalk-server's sendMeta does before a path's first
+            -- value) the path's meta again, then the value.
+            for _ = 1, 3 do
+              local d = it()
+              print(d.path, d.meta and d.meta.displayName, d.value)
+            end
+            for _ = 1, 1000 do if #got >= 1 and #metas >= 3 then break end sleep(0.01) end
+            print(#got, got[1].value, got[1].meta, metas[1].meta.displayName, metas[3].value)
+            print(pcall(boat.on, boat, "x", print, { metas = true }))
+            """)
+        XCTAssertEqual(lines, [
+            "environment.metatest.depth\tKeel\tnil",
+            "environment.metatest.depth\tKeel\tnil",
+            "environment.metatest.depth\tnil\t4.2",
+            "1\t4.2\tnil\tKeel\t4.2",
+            "false\tbad argument #3 to 'on' (unknown option 'metas' (known: meta))",
+        ])
+    }
+
+    /// `signalk.units.display(value, meta)`: by the displayUnits the server resolved for the path
+    /// (a stored one too), else by its SI units (issue 27).
+    func testUnitsDisplayUsesThePathsMeta() async throws {
+        let lines = try await run("""
+            local boat <close> = assert(signalk.connect "quiet")
+            local function show(...) local text, _, symbol = ...; print(text, symbol) end
+            show(signalk.units.display(3.2, assert(boat:meta "navigation.speedOverGround")))
+            show(signalk.units.display(12.834, assert(boat:meta "electrical.batteries.house.voltage")))
+            show(signalk.units.display(290.15, "K"))
+            show(signalk.units.display(1.5708, { units = "rad" }))
+            assert(boat:put("environment.unittest.speed.meta",
+              { units = "m/s", displayUnits = { category = "speed", targetUnit = "km/h" } }))
+            show(signalk.units.display(10, assert(boat:meta "environment.unittest.speed")))
+            show(signalk.units.display(1, "furlongs"))
+            """)
+        XCTAssertEqual(lines, ["6.2 kn\tkn", "12.83 V\tV", "17.0 °C\t°C", "90.0°\t°", "36.0 km/h\tkm/h", "nil\tnil"])
+    }
+
     func testConnectWithProfileAndUnknownProfile() async throws {
         let lines = try await run("""
             local boat <close> = assert(signalk.connect "boat")

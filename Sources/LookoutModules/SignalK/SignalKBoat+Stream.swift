@@ -55,7 +55,7 @@ extension SignalKLuaBoat {
     /// Values handed to Lua per `fetch()`.
     static let batchSize = 512
     static let defaultBuffer = 4096
-    static let deltaOptionNames: Set<String> = ["paths", "context", "buffer"]
+    static let deltaOptionNames: Set<String> = ["paths", "context", "buffer", "meta"]
 
     /// The Lua side: `deltas` and `on` are added to the boat's methods.
 
@@ -116,7 +116,13 @@ extension SignalKLuaBoat {
             guard let n = b.int, n >= 1, n <= 1_000_000 else { throw call.argumentError(1, "opts.buffer: expected an integer from 1 to 1000000") }
             capacity = Int(n)
         }
-        let cursor = DeltaCursor(buffer: SignalKDeltaBuffer(capacity: capacity, paths: paths, context: context), feed: boat.feed)
+        var meta = false
+        if let m = opts["meta"] {
+            guard case .bool(let b) = m else { throw call.argumentError(1, "opts.meta: expected a boolean") }
+            meta = b
+        }
+        let cursor = DeltaCursor(
+            buffer: SignalKDeltaBuffer(capacity: capacity, paths: paths, context: context, meta: meta), feed: boat.feed)
         let buffer = cursor.buffer
         call.engine.pushFunction("signalk.boat:deltas", on: call.stack) { call in
             let (items, finished, dropped) = buffer.take(batchSize)
@@ -193,8 +199,8 @@ extension SignalKLuaBoat {
         }
     }
 
-    /// Pushes one `{context, path, value, source, timestamp}` table (the caller ensured room for 8
-    /// values).
+    /// Pushes one `{context, path, value, source, timestamp}` table (a meta change has `meta`, the
+    /// path's metadata, instead of `value`; the caller ensured room for 8 values).
     static func pushChange(_ c: SignalKChange, on stack: LuaStack) {
         stack.pushTable(fields: 5)
         stack.push(c.context)
@@ -202,7 +208,7 @@ extension SignalKLuaBoat {
         stack.push(c.path)
         stack.setField("path", in: -2)
         SignalKLuaValues.push(c.value, on: stack)
-        stack.setField("value", in: -2)
+        stack.setField(c.isMeta ? "meta" : "value", in: -2)
         if let s = c.sourceRef {
             stack.push(s)
             stack.setField("source", in: -2)

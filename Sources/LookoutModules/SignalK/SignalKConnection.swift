@@ -37,6 +37,9 @@ public struct SignalKConnection: Sendable {
         var configuration: SignalKStreamConfiguration
         configuration = try SignalKStreamConfiguration(url: url)
         configuration.subscribe = mode
+        // Meta deltas (units, display names, zones) before the first value of each path, for the
+        // store (`boat:get` leaves, `boat:meta`) and the loops that ask for them (`meta = true`).
+        configuration.sendMeta = true
         configuration.bufferSize = streamBuffer
         // A begun message must finish within the connection's timeout (and at most 10 s).
         configuration.messageTimeout = Quantities.swiftDuration(min(max(timeout, 0.1), defaultTimeout))

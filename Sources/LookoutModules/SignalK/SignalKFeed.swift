@@ -102,17 +102,20 @@ final class SignalKDeltaBuffer: Sendable {
     /// Context pattern (nil: every context); `vessels.self`/`self` match the own vessel.
     let context: SignalKPattern?
     private let matchesSelfAlias: Bool
+    /// Whether meta changes (a path's metadata from the server) are taken too (`meta = true`).
+    let meta: Bool
 
-    init(capacity: Int, paths: [SignalKPattern], context: SignalKPattern?) {
+    init(capacity: Int, paths: [SignalKPattern], context: SignalKPattern?, meta: Bool = false) {
         self.capacity = max(1, capacity)
         self.paths = paths
         self.context = context
+        self.meta = meta
         matchesSelfAlias = context.map { $0.pattern == SignalKContext.selfAlias || $0.pattern == "self" } ?? false
         ring = Locked(Ring(changes: SignalKRing(capacity: self.capacity)))
     }
 
     private func accepts(_ c: SignalKChange) -> Bool {
-        if c.isMeta { return false }
+        if c.isMeta, !meta { return false }
         if let context, !(matchesSelfAlias && c.isSelf), !context.matches(c.context) { return false }
         if paths.isEmpty { return true }
         for p in paths where p.matches(c.path) { return true }

@@ -73,6 +73,19 @@ public struct SignalKModule: LuaModule {
             "knots_to_ms": { call in call.returning(.double(SignalKUnits.metersPerSecond(fromKnots: try call.number(1)))) },
             "k_to_c": { call in call.returning(.double(SignalKUnits.celsius(fromKelvin: try call.number(1)))) },
             "c_to_k": { call in call.returning(.double(SignalKUnits.kelvin(fromCelsius: try call.number(1)))) },
+            "display": { call in
+                let value = try call.number(1)
+                let meta: JSONValue
+                switch try call.value(2, name: "meta") {
+                case .string(let units): meta = ["units": .string(units.description)]
+                case let v:
+                    do { meta = try SignalKLuaValues.skValue(v) } catch let e as LuaConversionError {
+                        throw call.argumentError(2, e.description)
+                    }
+                }
+                guard let shown = SignalKUnits.display(value, meta: meta) else { return call.returning(.nil) }
+                return call.returning(.text(shown.text), .double(shown.value), .text(shown.symbol))
+            },
         ], prefix: "signalk.units.", on: stack)
         stack.setField("units", in: -2)
     }

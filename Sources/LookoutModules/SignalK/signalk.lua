@@ -115,6 +115,24 @@ function signalk.units.k_to_c(kelvin) end
 ---@return number kelvin
 function signalk.units.c_to_k(celsius) end
 
+--- A value as people read it, by its path's metadata: the `displayUnits` the server resolved
+--- (signalk-server 2.x: knots, degrees, °C … as its unit preferences say, with the format's
+--- decimals), else from the SI `units` to the usual unit (m/s → kn, rad → °, K → °C, Pa → hPa,
+--- ratio → %). `meta` is a path's metadata (`boat:meta(path)`, `d.meta` of a meta item) or just
+--- its SI units ("m/s"). Returns nil when no display unit is known.
+--- Context: anywhere.
+--- ```lua
+--- local m = assert(boat:meta "navigation.speedOverGround")
+--- print(signalk.units.display(assert(boat:get "navigation.speedOverGround"), m))  -- 6.2 kn  6.2  kn
+--- print(signalk.units.display(290.15, "K"))                                        -- 17.0 °C  17.0  °C
+--- ```
+---@param value number an SI value
+---@param meta table|string the path's metadata, or its SI units
+---@return string|nil text e.g. "6.2 kn"
+---@return number|nil shown the converted number
+---@return string|nil symbol e.g. "kn"
+function signalk.units.display(value, meta) end
+
 ---@class signalk.Boat
 local Boat = {}
 
@@ -208,7 +226,9 @@ function Boat:send_delta(opts) end
 ---@class signalk.Delta
 ---@field context string the absolute context, e.g. "vessels.urn:mrn:imo:mmsi:230099999"
 ---@field path string relative to the context
----@field value any the new value (`json.null` when cleared)
+---@field value any the new value (`json.null` when cleared); absent in a meta item
+---@field meta? table in a meta item (only with `meta = true`): the path's metadata as the server
+---sent it (`units`, `description`, `displayName`, `zones`, `displayUnits` …), instead of `value`
 ---@field source? string the source reference, e.g. "nmea0183.GP"
 ---@field timestamp? string RFC 3339 UTC, e.g. "2026-05-01T10:00:00.000Z"
 
@@ -220,13 +240,18 @@ function Boat:send_delta(opts) end
 --- the stream the oldest are dropped and a warning is written once. Leaving the loop (`break`,
 --- `return`, an error, or the task being cancelled) stops it at once; the loop ends by itself
 --- when the boat is closed. Only what the stream carries is seen: see `subscribe`.
+--- With `opts.meta = true` the loop also gets the paths' metadata as the server sends it (before
+--- a path's first value, and when someone changes it): items with `d.meta` and no `d.value`.
 --- ```lua
 --- for d in boat:deltas { paths = { "navigation.*" } } do
 ---   print(d.path, d.value, d.timestamp)
 ---   if d.path == "navigation.speedOverGround" then break end
 --- end
+--- for d in boat:deltas { paths = { "environment.*" }, meta = true } do
+---   if d.meta then print(d.path, d.meta.units, d.meta.displayName) end
+--- end
 --- ```
----@param opts? {paths?: string[], context?: string, buffer?: integer}
+---@param opts? {paths?: string[], context?: string, buffer?: integer, meta?: boolean}
 ---@return fun(): signalk.Delta|nil iterator
 function Boat:deltas(opts) end
 
@@ -248,17 +273,20 @@ function Handler:running() end
 --- anchors what it runs: a boat whose `<close>` scope ends while handlers run stays open until
 --- the last of them stops (so `local boat <close> = …` then `boat:on(…)` keeps working).
 --- An error in `fn` is reported like any task error and does not stop the handler.
+--- `opts.meta = true` calls `fn` for the paths' metadata too (`d.meta`, no `d.value`; see `deltas`).
 --- ```lua
 --- local h = boat:on("environment.depth.belowTransducer", function(d)
 ---   if d.value < 2 then log.warn("shallow: " .. d.value .. " m") end
 --- end)
 --- sleep "10m"
 --- h:stop()
+--- boat:on("environment.*", function(d) if d.meta then print(d.path, d.meta.displayName) end end, { meta = true })
 --- ```
 ---@param pattern string a path pattern
 ---@param fn fun(d: signalk.Delta)
+---@param opts? {meta?: boolean}
 ---@return signalk.Handler
-function Boat:on(pattern, fn) end
+function Boat:on(pattern, fn, opts) end
 
 ---@class signalk.PutResult
 ---@field state string "COMPLETED"

@@ -73,15 +73,21 @@ handler.__tostring = function(h)
   return "signalk handler " .. h.pattern .. (h:running() and "" or " (stopped)")
 end
 
-function methods.on(self, pattern, fn)
+function methods.on(self, pattern, fn, opts)
   if type(pattern) ~= "string" then
     error("bad argument #1 to 'on' (string expected, got " .. type(pattern) .. ")", 2)
   end
   if type(fn) ~= "function" then
     error("bad argument #2 to 'on' (function expected, got " .. type(fn) .. ")", 2)
   end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #3 to 'on' (table expected, got " .. type(opts) .. ")", 2)
+  end
+  for k in pairs(opts or {}) do
+    if k ~= "meta" then error("bad argument #3 to 'on' (unknown option '" .. (type(k) == "string" and k or type(k)) .. "' (known: meta))", 2) end
+  end
   local spawn = require("task").spawn
-  local _, cursor, spawn_each = open_loop(self, { paths = { pattern } })
+  local _, cursor, spawn_each = open_loop(self, { paths = { pattern }, meta = opts and opts.meta })
   local h = setmetatable({ pattern = pattern, _cursor = cursor, _stopped = false, _boat = self }, handler)
   h._runner = spawn(function()
     local loop <close> = cursor

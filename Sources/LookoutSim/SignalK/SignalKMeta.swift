@@ -3,7 +3,8 @@ import LookoutWire
 /// Path metadata as signalk-server's `@signalk/path-metadata` (`getMetadata`) gives it, for the
 /// paths the simulated boat produces and their groups: `units` and `description` (descriptions as
 /// in the Signal K schema). The same for every vessel (the schema's `/vessels/*/…` keys).
-/// Not modelled: user overrides (meta PUT), `displayUnits`, `zones`.
+/// What meta PUTs and `meta` deltas add is kept by `SignalKStore` (runtime metadata); the
+/// `displayUnits` served beside it are resolved by ``SignalKDisplayUnits``.
 enum SignalKMeta {
     /// Dotted path (relative to a vessel) → metadata. `electrical.batteries.*` matches any battery.
     static let table: [String: JSONValue] = [
@@ -66,8 +67,11 @@ enum SignalKMeta {
 
     /// The meta deltas `sendMeta=all` sends before `delta` reaches a socket (`ws.ts`
     /// `handleValuesMeta`): for each value path not yet sent, the path and its parents down to two
-    /// segments, each with metadata, once per context and path (`sent` remembers them).
-    static func metaDeltas(before delta: JSONValue, sent: inout Set<String>) -> [JSONValue] {
+    /// segments, each with metadata (from `metadata`, with `displayUnits` resolved), once per
+    /// context and path (`sent` remembers them).
+    static func metaDeltas(
+        before delta: JSONValue, sent: inout Set<String>, metadata: (_ context: String, _ path: String) -> JSONValue?
+    ) -> [JSONValue] {
         let context = delta["context"]?.stringValue ?? ""
         var out: [JSONValue] = []
         for update in delta["updates"]?.arrayValue ?? [] {
@@ -78,8 +82,9 @@ enum SignalKMeta {
                 while i > 1 {
                     let partial = split.prefix(i).joined(separator: ".")
                     if !sent.insert(context + "." + partial).inserted { break }
-                    if let meta = lookup(partial) {
-                        var u: [String: JSONValue] = ["meta": [["path": .string(partial), "value": meta]]]
+                    if let meta = metadata(context, partial) {
+                        let value = SignalKDisplayUnits.enhance(meta, path: partial)
+                        var u: [String: JSONValue] = ["meta": [["path": .string(partial), "value": value]]]
                         if let ts = update["timestamp"] { u["timestamp"] = ts }
                         out.append(["context": .string(context), "updates": [.object(u)]])
                     }

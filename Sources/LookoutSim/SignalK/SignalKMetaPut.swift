@@ -66,6 +66,7 @@ extension SignalKPutRoute {
         let metaPath = parts.joined(separator: ".")
         let vessel = context == "vessels.self" ? sim.selfContext : context
         let merged = await sim.metaStore.put(context: vessel, metaPath: metaPath, key: key, value: value)
+        await sim.hub.addMeta(context: vessel, path: metaPath, merged)
         await sim.hub.announceMeta(
             ["context": .string(vessel), "updates": [["meta": [["path": .string(metaPath), "value": .object(merged)]]]]])
         let reply = await auth.addRequest(
@@ -77,6 +78,11 @@ extension SignalKPutRoute {
 }
 
 extension SignalKHub {
+    /// Metadata a PUT wrote: kept for the path and merged onto its leaf in the full model.
+    func addMeta(context: String, path: String, _ meta: [String: JSONValue]) {
+        store.addMeta(context: context, path: path, meta)
+    }
+
     /// Sends a `meta` delta to every socket that asked for `sendMeta=all` and sees its context.
     func announceMeta(_ delta: JSONValue) {
         let context = delta["context"]?.stringValue ?? store.selfContext

@@ -63,6 +63,9 @@ struct SignalKStore: Sendable {
     private(set) var sources: [String: JSONValue] = [:]
     /// Latest value per `context|path|$source`.
     private(set) var cache: [String: SKValue] = [:]
+    /// Metadata added at run time (meta PUTs, `meta` in deltas) per `context.path`, merged over
+    /// the schema's (the path-metadata registry's runtime entries).
+    private(set) var runtimeMeta: [String: [String: JSONValue]] = [:]
     private var seq = 0
 
     init(selfID: String, staticSelf: [String: JSONValue]) {
@@ -115,6 +118,10 @@ struct SignalKStore: Sendable {
                     values.append(record(context, path, value, source, ref, ts))
                 }
             }
+            for m in update["meta"]?.arrayValue ?? [] {
+                guard let path = m["path"]?.stringValue, let meta = m["value"]?.objectValue else { continue }
+                addMeta(context: context, path: path, meta)
+            }
             outUpdates.append(.object(update))
         }
         d["updates"] = .array(outUpdates)
@@ -150,6 +157,27 @@ struct SignalKStore: Sendable {
         return .object(root)
     }
 
+    // MARK: metadata
+
+    /// The metadata of a vessel-relative `path` in `context`: the schema's, with what was added at
+    /// run time over it (`getMetadata`).
+    func metadata(context: String, path: String) -> JSONValue? {
+        let schema = SignalKMeta.lookup(vesselKey: Self.splitContext(context) + [path])?.objectValue
+        guard let added = runtimeMeta[context + "." + path] else { return schema.map { .object($0) } }
+        return .object((schema ?? [:]).merging(added) { _, new in new })
+    }
+
+    /// A `meta` entry of a delta or a meta PUT (`addMeta`): kept for the path, and merged onto the
+    /// full model's leaf when it holds a value (`mergeLeafMeta`; new fields win).
+    mutating func addMeta(context: String, path: String, _ meta: [String: JSONValue]) {
+        guard !path.isEmpty else { return }
+        runtimeMeta[context + "." + path, default: [:]].merge(meta) { _, new in new }
+        let keys = Self.splitContext(context) + path.split(separator: ".").map(String.init)
+        guard var leaf = Self.get(model, keys)?.objectValue, leaf["value"] != nil else { return }
+        leaf["meta"] = .object((leaf["meta"]?.objectValue ?? [:]).merging(meta) { _, new in new })
+        model = Self.set(model, keys, .object(leaf))
+    }
+
     // MARK: model updates
 
     private static func splitContext(_ c: String) -> [String] {
@@ -169,6 +197,10 @@ struct SignalKStore: Sendable {
     ) {
         let keys = Self.splitContext(context) + path.split(separator: ".").map(String.init)
         var leaf = Self.get(model, keys)?.objectValue ?? [:]
+        if leaf["value"] == nil, let meta = metadata(context: context, path: path)?.objectValue {
+            // A leaf's first value brings the path's metadata (`addValue`); what it had wins.
+            leaf["meta"] = .object(meta.merging(leaf["meta"]?.objectValue ?? [:]) { _, own in own })
+        }
         var entry: [String: JSONValue] = ["value": value, "timestamp": .string(timestamp)]
         if let pgn = source?["pgn"] { entry["pgn"] = pgn }
         if let sentence = source?["sentence"] { entry["sentence"] = sentence }

@@ -86,13 +86,35 @@ enum SignalKRoutes {
         guard req.path.hasPrefix(apiPrefix) else { return notFound(req) }
         let model = await sim.fullModel()
         let segments = req.tail
-        if segments.isEmpty { return .json(200, model) }
+        if segments.isEmpty { return .json(200, SignalKDisplayUnits.enhanceTree(model, path: [])) }
         if segments == ["self"] { return .json(200, .string(sim.selfContext)) }
+        if segments.count == 3, segments[0] == "vessels", segments[2] == "meta" {
+            let id = segments[1] == "self" ? sim.selfID : segments[1]
+            guard let vessel = model["vessels"]?[id] else { return notFound(req) }
+            var all: [String: JSONValue] = [:]
+            collectMeta(vessel, path: [], into: &all)
+            return .json(200, .object(all.reduce(into: [:]) { $0[$1.key] = SignalKDisplayUnits.enhance($1.value, path: $1.key) }))
+        }
         if let meta = await meta(segments, sim: sim) { return meta }
         var keys = segments
         if keys.count >= 2, keys[0] == "vessels", keys[1] == "self" { keys[1] = sim.selfID }
-        guard let root = model.objectValue, let found = SignalKStore.get(root, keys) else { return notFound(req) }
+        guard let root = model.objectValue, var found = SignalKStore.get(root, keys) else { return notFound(req) }
+        if keys.isEmpty || keys[0] == "vessels" {
+            // Every `meta` in the answer with its `displayUnits` (`enhanceTreeMetadata`), by the
+            // path below the vessel (the server's quirk: below `/` or `/vessels` the path still
+            // starts with `vessels.<id>`, so only the units decide the category there).
+            found = SignalKDisplayUnits.enhanceTree(found, path: keys.count >= 2 ? Array(keys.dropFirst(2)) : keys)
+        }
         return .json(200, found)
+    }
+
+    /// Every `meta` below `node` by its dotted path (`collectMeta`).
+    static func collectMeta(_ node: JSONValue, path: [String], into out: inout [String: JSONValue]) {
+        guard let o = node.objectValue else { return }
+        if let meta = o["meta"], meta.objectValue != nil { out[path.joined(separator: ".")] = meta }
+        for (k, v) in o where !["value", "meta", "$source", "timestamp", "pgn", "sentence", "values"].contains(k) {
+            collectMeta(v, path: path + [k], into: &out)
+        }
     }
 
     /// `GET …/vessels/<id>/<path…>/meta` and `…/meta/<key>` (`rest.js`): the schema's metadata for
@@ -106,7 +128,7 @@ enum SignalKRoutes {
             return await sim.metaStore.meta(context: context, path: key.dropFirst(2).joined(separator: "."))
         }
         if n > 4, segments[n - 1] == "meta", let m = await lookup(Array(segments.dropLast())) {
-            return .json(200, m)
+            return .json(200, SignalKDisplayUnits.enhance(m, path: segments[2..<(n - 1)].joined(separator: ".")))
         }
         if n > 5, segments[n - 2] == "meta", let m = await lookup(Array(segments.dropLast(2))),
             let value = m[segments[n - 1]], value != .null, value != .bool(false), value != .string("")

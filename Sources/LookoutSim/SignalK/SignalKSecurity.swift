@@ -3,8 +3,28 @@ import Foundation
 import Hummingbird
 import LookoutWire
 
+/// What the Signal K simulator's tokens depend on, to keep them valid across restarts
+/// (`lookout sim signalk --state DIR`): the key tokens are signed with and the approved devices.
+public struct SignalKSecurityState: Sendable, Codable, Equatable {
+    /// The HS256 signing key (32 bytes).
+    public var signingKey: Data
+    /// Approved devices: clientId → permission (`readonly`, `readwrite`, `admin`).
+    public var devices: [String: String]
+
+    /// A state with a fresh random key and no devices.
+    public init() {
+        self.init(signingKey: SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, devices: [:])
+    }
+
+    /// A state with the given key and devices.
+    public init(signingKey: Data, devices: [String: String]) {
+        self.signingKey = signingKey
+        self.devices = devices
+    }
+}
+
 /// Requests (§5), access requests (§6.1), login (§7) and tokens (§8) of the Signal K simulator.
-/// Tokens are HS256 JWTs signed with a per-simulator random key: `{"device":<clientId>,"iat":…,"exp"?:…}`
+/// Tokens are HS256 JWTs signed with a per-simulator random key (or `Options.securityState`'s): `{"device":<clientId>,"iat":…,"exp"?:…}`
 /// for approved devices, `{"id":<username>,"iat":…}` for users (who are `admin`).
 actor SignalKAuthority {
     enum Kind: Sendable { case put, accessRequest }
@@ -38,11 +58,12 @@ actor SignalKAuthority {
     }
     enum TokenCheck: Sendable { case none, bad, ok(Principal) }
 
-    private let key = SymmetricKey(size: .bits256)
+    private let key: SymmetricKey
     private let clock: @Sendable () -> Date
     private let users: [String: String]
     private let roles: [String: String]
     private let onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)?
+    private let onStateChange: (@Sendable (SignalKSecurityState) -> Void)?
     private var requests: [String: Record] = [:]
     private var order: [String] = []
     private var pendingAccess: [String: AccessRequest] = [:]  // by clientId
@@ -52,12 +73,21 @@ actor SignalKAuthority {
 
     init(
         users: [String: String], roles: [String: String] = [:], clock: @escaping @Sendable () -> Date,
-        onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)? = nil
+        onAccessRequest: (@Sendable (SignalKAccessRequestNotice) -> Void)? = nil,
+        state: SignalKSecurityState? = nil, onStateChange: (@Sendable (SignalKSecurityState) -> Void)? = nil
     ) {
         self.users = users
         self.roles = roles
         self.clock = clock
         self.onAccessRequest = onAccessRequest
+        self.onStateChange = onStateChange
+        key = state.map { SymmetricKey(data: $0.signingKey) } ?? SymmetricKey(size: .bits256)
+        devices = state?.devices ?? [:]
+    }
+
+    /// What tokens depend on: the signing key and the approved devices.
+    var state: SignalKSecurityState {
+        SignalKSecurityState(signingKey: key.withUnsafeBytes { Data($0) }, devices: devices)
     }
 
     // MARK: requests (§5)
@@ -118,12 +148,18 @@ actor SignalKAuthority {
 
     // MARK: access requests (§6.1)
 
-    func submitAccess(body: JSONValue?, ip: String) -> (Int, JSONValue) {
+    /// An access request (HTTP body, or a WebSocket message's `accessRequest` with its
+    /// `requestId` and a `sink` that hears every state of the request).
+    func submitAccess(
+        body: JSONValue?, ip: String, requestId: String? = nil, sink: (@Sendable (JSONValue) -> Void)? = nil
+    ) -> (Int, JSONValue) {
         accessRequestsReceived += 1
-        let id = UUID().uuidString.lowercased()
+        let id = requestId ?? UUID().uuidString.lowercased()
         func fail(_ message: String) -> (Int, JSONValue) {
-            (400, addRequest(id: id, kind: .accessRequest, state: "COMPLETED", statusCode: 400, message: message,
-                             ip: ip, user: nil))
+            let reply = addRequest(id: id, kind: .accessRequest, state: "COMPLETED", statusCode: 400, message: message,
+                                   ip: ip, user: nil)
+            sink?(reply)
+            return (400, reply)
         }
         guard let clientId = body?["clientId"]?.stringValue, !clientId.isEmpty else {
             return fail("A clientId is required")
@@ -146,8 +182,10 @@ actor SignalKAuthority {
             date: clock())
         onAccessRequest?(SignalKAccessRequestNotice(
             clientId: clientId, description: description, permissions: permissions, ip: ip, requestId: id))
-        return (202, addRequest(id: id, kind: .accessRequest, state: "PENDING", statusCode: 202, message: nil,
-                                ip: ip, user: nil, clientId: clientId))
+        let reply = addRequest(id: id, kind: .accessRequest, state: "PENDING", statusCode: 202, message: nil,
+                               ip: ip, user: nil, clientId: clientId, sink: sink)
+        sink?(reply)
+        return (202, reply)
     }
 
     var pendingAccessCount: Int { pendingAccess.count }
@@ -181,6 +219,7 @@ actor SignalKAuthority {
             // As signalk-server: what the device asked for wins over the admin's choice.
             let permission = ar.permissions ?? permissions ?? "readonly"
             devices[clientId] = permission
+            onStateChange?(state)
             var payload: [String: JSONValue] = ["device": .string(clientId), "iat": .int(Int64(clock().timeIntervalSince1970))]
             if let expiresIn { payload["exp"] = .int(Int64(clock().timeIntervalSince1970 + expiresIn)) }
             r.accessRequest = ["permission": "APPROVED", "token": .string(sign(.object(payload)))]
@@ -188,10 +227,15 @@ actor SignalKAuthority {
             r.accessRequest = ["permission": "DENIED"]
         }
         requests[ar.requestId] = r
+        r.sink?(Self.json(r))
         return true
     }
 
-    func revokeDevice(clientId: String) -> Bool { devices.removeValue(forKey: clientId) != nil }
+    func revokeDevice(clientId: String) -> Bool {
+        guard devices.removeValue(forKey: clientId) != nil else { return false }
+        onStateChange?(state)
+        return true
+    }
 
     // MARK: login (§7)
 

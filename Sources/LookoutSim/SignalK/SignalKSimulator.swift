@@ -50,6 +50,10 @@ import LookoutWire
 /// - §4.1 `GET …/vessels/<id>/<path>/meta` and `…/meta/<key>` (e.g. `units`) from the schema's
 ///   metadata for the boat's paths (`SignalKMeta`), 404 for other paths; `sendMeta=all` sends a
 ///   meta delta before the first value of each path (and its parent groups), as `ws.ts` does.
+///   The full model's leaves carry their path's `meta` from their first value on (`addValue`;
+///   meta PUTs and `meta` deltas merge onto it); `GET …/vessels/<id>/meta` maps path → meta; every
+///   meta served (REST trees, `/meta`, meta deltas) has `displayUnits` resolved as
+///   signalk-server's default unit preferences do (`SignalKDisplayUnits`: knots, degrees, °C …).
 /// - §6.1 access requests: security off → 404 `{"message":"Access requests not available. …"}`;
 ///   on → 202 PENDING reply (`href` `/signalk/v1/requests/<id>`, `ip`), 400 replies for a missing
 ///   description/clientId, invalid permissions or a duplicate pending clientId, 413 over 10 KiB,
@@ -70,13 +74,19 @@ import LookoutWire
 /// - §4.1/§8 with security on, `/signalk/v1/api/…` needs a token (cookie `JAUTHENTICATION`, then
 ///   `Authorization: Bearer|JWT`, then `X-Authorization`): none → 401 `Unauthorized`, invalid/expired/
 ///   revoked → 401 `bad auth token`; PUT with a `readonly` token → 401 `{"error":"Permission Denied"}`.
+/// - §6.2/§7 on the stream: `{"requestId","accessRequest":{clientId,description,permissions?}}` gets
+///   the PENDING reply and, once an admin decides, the COMPLETED one on the same socket (a second
+///   while one is pending: 400 `A request has already been submitted`; security off: 404 without
+///   `requestId`); `{"requestId","login":{username,password}}` gets COMPLETED 200 with
+///   `login:{timeToLive,token}` or 401 with `login:{}` (security off: no reply). An approval or a
+///   login authenticates the socket in place (an anonymous one then gets its `subscribe` stream).
 /// - §3.2 with security on, the WebSocket upgrade takes `?token=`, then the headers: a bad token →
 ///   401 `{"error":"bad auth token"}` (no upgrade; Hummingbird's 400 is rewritten, see
 ///   `SignalKUpgradeRefusal`); no token → the hello, then silence, and the socket's deltas
 ///   are ignored; deltas from a `readonly` token are ignored too.
 ///
 /// Simplifications (what signalk-server does and this one does not):
-/// - no WebSocket access requests or login, no periodic token re-check, no ACLs, no
+/// - no periodic token re-check, no ACLs, no
 ///   `allowDeviceAccessRequests` switch, of the admin routes only the access-request ones and
 ///   `loginStatus`, no 302 for non-JSON logins, no 429/per-IP limits, no sliding-session refresh,
 ///   the bad-token cookie is not cleared; `allowReadOnly` (anonymous reads) is all or nothing;
@@ -88,7 +98,8 @@ import LookoutWire
 ///   notification PUTs, no DELETE; requests are never pruned;
 /// - meta PUTs (`…/meta`, `…/meta/<key>`: 202 PENDING, then COMPLETED 200; a `meta` delta to
 ///   `sendMeta=all` sockets) are kept in memory only, without `displayUnits` category checks;
-///   the schema's meta covers the boat's own paths; the full model's leaves carry no `meta`;
+///   the schema's meta covers the boat's own paths; `displayUnits` come from the default unit
+///   preferences only (preset `nautical-metric`, no per-user presets, no unit-preferences API);
 /// - no `sourcePolicy`/`excludeSources`/`announceNewPaths`, no source priorities (every source is
 ///   delivered), no `serverevents`/`events`, no `log` path, no backpressure, no staleness;
 /// - the context-as-radius subscription object matches nothing; root (empty-path) values are
@@ -148,6 +159,11 @@ public final class SignalKSimulator: Sendable {
         /// How long a PUT forwarded to a publishing socket (§4.4) may stay PENDING before it is
         /// COMPLETED with 504 (signalk-server: 60 s).
         public var putForwardTimeout: Duration = .seconds(60)
+        /// The signing key and approved devices to start with (nil: a random key, no devices), so
+        /// tokens issued by an earlier run stay valid.
+        public var securityState: SignalKSecurityState?
+        /// Called with the new state whenever a device is approved or revoked (to keep it).
+        public var onSecurityStateChange: (@Sendable (SignalKSecurityState) -> Void)?
 
         /// Creates options.
         public init(
@@ -212,7 +228,9 @@ public final class SignalKSimulator: Sendable {
         let store = SignalKStore(
             selfID: selfID, staticSelf: ["mmsi": .string(o.selfMMSI), "name": .string(o.vesselName)])
         hub = SignalKHub(store: store, serverVersion: Self.serverVersion)
-        authority = SignalKAuthority(users: o.users, roles: o.userRoles, clock: o.clock, onAccessRequest: o.onAccessRequest)
+        authority = SignalKAuthority(
+            users: o.users, roles: o.userRoles, clock: o.clock, onAccessRequest: o.onAccessRequest,
+            state: o.securityState, onStateChange: o.onSecurityStateChange)
         if let url = o.playback {
             let playback = try SignalKPlayback(contentsOf: url)
             initialSource = .playback(playback, rewriteTimestamps: o.rewritePlaybackTimestamps)
@@ -257,6 +275,7 @@ public final class SignalKSimulator: Sendable {
                     case .ok(let p): access = .granted(permission: p.permission)
                     }
                 }
+                let ip = channel.remoteAddress?.ipAddress ?? "127.0.0.1"
                 return .upgrade([:]) { [access] inbound, outbound, _ in
                     let conn = await hub.open(
                         subscribe: subscribe, sendCachedValues: sendCached, access: access, sendMeta: sendMeta, now: clock())
@@ -265,7 +284,7 @@ public final class SignalKSimulator: Sendable {
                             do {
                                 for try await message in inbound.messages(maxSize: 1 << 20) {
                                     guard case .text(let text) = message else { continue }
-                                    if await SignalKWebSocketRequests.handle(text, conn: conn, sim: sim) { continue }
+                                    if await SignalKWebSocketRequests.handle(text, conn: conn, ip: ip, sim: sim) { continue }
                                     await hub.receive(text, from: conn.id, now: clock())
                                 }
                             } catch {}

@@ -78,6 +78,10 @@ struct SKConnState: Sendable {
     let conn: SKConnection
     var implicit: SKImplicit
     var access: SKAccess = .open
+    /// What the `subscribe` query asked for (an anonymous socket gets it once it logs in).
+    var wanted: SKImplicit = .none
+    /// A WebSocket access request of this socket is pending (§6.2: one at a time).
+    var accessPending = false
     var subs: [SignalKSubscription] = []
     /// `sendMeta=all`: meta deltas go before the first value of each path.
     var sendMeta = false
@@ -134,9 +138,10 @@ actor SignalKHub {
         case "all": implicit = .all
         default: implicit = .all; replay = false
         }
-        if !access.mayRead { (implicit, replay) = (.none, false) }
         conn.send(hello(now: now))
-        var st = SKConnState(conn: conn, implicit: implicit, access: access, sendMeta: sendMeta)
+        let wanted = implicit
+        if !access.mayRead { (implicit, replay) = (.none, false) }
+        var st = SKConnState(conn: conn, implicit: implicit, access: access, wanted: wanted, sendMeta: sendMeta)
         if replay {
             let selfCtx = store.selfContext
             for v in store.cached(where: { implicit == .all || $0.context == selfCtx }) { emit(v.singleDelta, to: &st) }
@@ -149,13 +154,36 @@ actor SignalKHub {
     /// (`ws.ts` `sendMetaData`, called before every delta written).
     func emit(_ delta: JSONValue, text: String? = nil, to st: inout SKConnState) {
         if st.sendMeta {
-            for m in SignalKMeta.metaDeltas(before: delta, sent: &st.sentMeta) { st.conn.send(m) }
+            let store = self.store
+            for m in SignalKMeta.metaDeltas(before: delta, sent: &st.sentMeta, metadata: { store.metadata(context: $0, path: $1) }) {
+                st.conn.send(m)
+            }
         }
         if let text { st.conn.send(text) } else { st.conn.send(delta) }
     }
 
     /// The access of an open socket.
     func access(of id: Int) -> SKAccess? { conns[id]?.access }
+
+    /// A socket authenticated in place by a WebSocket login or an approved access request
+    /// (`authorizeWS`): its permission from now on, and the stream its `subscribe` query asked
+    /// for if it could not read before.
+    func authorize(_ id: Int, permission: String) {
+        guard var st = conns[id] else { return }
+        if !st.access.mayRead { st.implicit = st.wanted }
+        st.access = .granted(permission: permission)
+        conns[id] = st
+    }
+
+    /// Marks a WebSocket access request of the socket pending; false when one already is.
+    func beginAccessRequest(_ id: Int) -> Bool {
+        guard conns[id]?.accessPending == false else { return false }
+        conns[id]?.accessPending = true
+        return true
+    }
+
+    /// The socket's access request is no longer pending.
+    func endAccessRequest(_ id: Int) { conns[id]?.accessPending = false }
 
     func close(_ id: Int) {
         conns[id] = nil

@@ -1,12 +1,22 @@
 import Foundation
 import LookoutWire
 
-/// Request messages a client sends on the stream (§4.3, §5): `put` and `query`. Everything else
-/// (subscriptions, deltas) goes to the hub.
+/// Request messages a client sends on the stream (§4.3, §5, §6.2, §7): `put`, `query`, `login`
+/// and `accessRequest`. Everything else (subscriptions, deltas) goes to the hub.
 enum SignalKWebSocketRequests {
-    /// Handles `text` when it is a request message; false when the hub should have it.
-    static func handle(_ text: String, conn: SKConnection, sim: SignalKSimulator) async -> Bool {
+    /// Handles `text` when it is a request message; false when the hub should have it (also after a
+    /// `login` or `accessRequest` that came with subscriptions or deltas). `ip` is the client's.
+    static func handle(_ text: String, conn: SKConnection, ip: String, sim: SignalKSimulator) async -> Bool {
         guard let msg = try? JSONValue.parse(text), let obj = msg.objectValue else { return false }
+        if obj["accessRequest"] != nil || obj["login"] != nil {
+            if let request = obj["accessRequest"], request != .null {
+                await SignalKWebSocketAuth.accessRequest(request, requestId: obj["requestId"], conn: conn, ip: ip, sim: sim)
+            }
+            if let login = obj["login"], login != .null, sim.options.security {
+                await SignalKWebSocketAuth.login(login, requestId: obj["requestId"], conn: conn, sim: sim)
+            }
+            if obj["put"] == nil { return obj["updates"] == nil && obj["subscribe"] == nil && obj["unsubscribe"] == nil }
+        }
         if let put = obj["put"], obj["updates"] == nil {
             await self.put(put, requestId: obj["requestId"]?.stringValue, context: obj["context"]?.stringValue,
                            conn: conn, sim: sim)

@@ -114,6 +114,9 @@ struct DemoCommand: AsyncParsableCommand {
                         FileHandleOutput.standardOutput.write("BG " + GlucoseText.format(mgdl: last.sgv, direction: last.direction) + "; alerts: "
                             + (snapshot.alerts.isEmpty ? "none" : snapshot.alerts.joined(separator: "; ")) + "\n")
                     }
+                    if !snapshot.readings.isEmpty {
+                        FileHandleOutput.standardOutput.write("Boat: " + snapshot.readings.joined(separator: ", ") + "\n")
+                    }
                 }
                 if let duration, Date().timeIntervalSince(started) >= duration { stopped.continuation.finish() }
                 try? await Task.sleep(for: .seconds(terminal ? 1 : step))
@@ -217,6 +220,11 @@ enum DemoSnapshot {
             let minutes = max(0, Int(clock.now().timeIntervalSince(a.since) / 60))
             alerts.append("\(a.id) \(a.state.uppercased()) for \(minutes) min" + (a.ackedBy.map { " (acknowledged by \($0))" } ?? ""))
         }
-        return DemoView.Snapshot(entries: Array(entries.suffix(48)), boat: published, scripts: scripts.summary, alerts: alerts, log: log.recent)
+        var readings: [String] = []
+        for (label, path) in DemoView.readingPaths {
+            if let text = await boat.displayText(path) { readings.append("\(label) \(text)") }
+        }
+        return DemoView.Snapshot(entries: Array(entries.suffix(48)), boat: published, readings: readings, scripts: scripts.summary,
+                                 alerts: alerts, log: log.recent)
     }
 }

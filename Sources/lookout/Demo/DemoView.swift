@@ -19,10 +19,20 @@ struct DemoView {
     struct Snapshot {
         var entries: [(date: Double, sgv: Double, direction: String)]
         var boat: [(String, String)]
+        /// The boat's own readings as people read them (`SOG 6.2 kn`), in the display units the
+        /// Signal K simulator serves with each path's meta.
+        var readings: [String] = []
         var scripts: [(String, String)]
         var alerts: [String]
         var log: [String]
     }
+
+    /// The boat's readings the view shows, with their labels.
+    static let readingPaths = [
+        ("SOG", "navigation.speedOverGround"), ("COG", "navigation.courseOverGroundTrue"),
+        ("wind", "environment.wind.speedTrue"), ("from", "environment.wind.directionTrue"),
+        ("depth", "environment.depth.belowTransducer"), ("water", "environment.water.temperature"),
+    ]
 
     /// How to acknowledge the demo's alerts (its state folder is a temporary one).
     var ackHint: String { "acknowledge from another terminal: LOOKOUT_HOME=\(home) lookout ack urgent-low" }
@@ -49,6 +59,7 @@ struct DemoView {
         out.append("")
         out.append("Alerts:  " + (s.alerts.isEmpty ? "none firing" : s.alerts.joined(separator: "; ")))
         if !s.alerts.isEmpty { out.append("         " + ackHint) }
+        if !s.readings.isEmpty { out.append("Boat:     " + s.readings.joined(separator: ", ")) }
         out.append("Signal K: " + (s.boat.isEmpty ? "(nothing published yet)" : s.boat.map { "\($0.0) = \($0.1)" }.joined(separator: ", ")))
         out.append("Scripts: " + s.scripts.map { "\($0.0) \($0.1)" }.joined(separator: " · "))
         out.append("")

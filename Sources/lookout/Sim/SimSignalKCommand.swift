@@ -10,7 +10,7 @@ struct SignalKSimCommand: AsyncParsableCommand {
         commandName: "signalk",
         abstract: "A Signal K server on 127.0.0.1 that behaves like signalk-server (discovery, REST, stream).",
         discussion: """
-            Prints the discovery, REST and stream URLs, then serves until Ctrl-C. The data comes from \
+            Prints its URLs and a config profile to paste, then serves until Ctrl-C. The data comes from \
             a generated boat sailing a loop off Helsinki (position, SOG/COG/heading, wind, depth, \
             water temperature, battery, an anchor alarm that raises and clears), or from a file of \
             recorded deltas (one JSON delta per line) with --playback.
@@ -18,7 +18,10 @@ struct SignalKSimCommand: AsyncParsableCommand {
             With --security, REST and stream need a token: log in as a --user, or ask for access as a \
             device (POST /signalk/v1/access/requests). Pending access requests are printed; approve or \
             deny them from another terminal with `lookout sim signalk approve|deny CLIENTID --url URL \
-            --admin NAME:PASSWORD` (an admin --user), or through the admin API as on signalk-server.
+            --admin NAME:PASSWORD` (an admin --user), or through the admin API as on signalk-server. \
+            With --security the profile it prints asks for access itself (`access = {…}`); with --state \
+            DIR the port, the signing key and the approved devices are kept (DIR/signalk.json, 0600), \
+            so a restart has the same URL and the tokens Lookout stored stay valid.
             """,
         subcommands: [SignalKSimApproveCommand.self, SignalKSimDenyCommand.self])
 
@@ -46,6 +49,9 @@ struct SignalKSimCommand: AsyncParsableCommand {
     @Flag(name: .customLong("allow-readonly"), help: "With --security: requests without a token may read.")
     var allowReadOnly = false
 
+    @Option(help: "Keep the port, signing key and approved devices in this folder: a restart with the same --state has the same URL and tokens.")
+    var state: String?
+
     func validate() throws {
         if !(rate >= 0.01 && rate <= 200) { throw ValidationError("--rate takes 0.01 to 200 updates per second") }
         if port < 0 || port > 65535 { throw ValidationError("--port takes 0 to 65535") }
@@ -58,8 +64,9 @@ struct SignalKSimCommand: AsyncParsableCommand {
 
     func run() async throws {
         let specs = try users.map(SimUserSpec.init)
+        let kept = try state.map { try SimSignalKState(folder: $0) }
         var options = SignalKSimulator.Options(
-            port: port, rate: rate, seed: seed, selfMMSI: mmsi,
+            port: port != 0 ? port : kept?.port ?? 0, rate: rate, seed: seed, selfMMSI: mmsi,
             playback: playback.map { URL(fileURLWithPath: $0) }, security: security,
             users: Dictionary(specs.map { ($0.name, $0.password) }, uniquingKeysWith: { _, last in last }),
             userRoles: Dictionary(specs.map { ($0.name, $0.role) }, uniquingKeysWith: { _, last in last }),
@@ -76,6 +83,13 @@ struct SignalKSimCommand: AsyncParsableCommand {
                 + (notice.permissions == nil ? " --permissions readonly" : ""))
             say("  deny:    lookout sim signalk deny \(notice.clientId) --url \(url) --admin \(admin ?? "ADMIN"):PASSWORD")
         }
+        let portBox = Locked(0)
+        if let kept {
+            options.securityState = kept.security
+            options.onSecurityStateChange = { security in
+                do { try kept.save(port: portBox.withLock { $0 }, security: security) } catch { say("\(error)") }
+            }
+        }
         let simulator: SignalKSimulator
         let url: URL
         do {
@@ -85,6 +99,8 @@ struct SignalKSimCommand: AsyncParsableCommand {
             throw HostSetupError(description: "cannot start the Signal K simulator: \(error)")
         }
         urlBox.withLock { $0 = url.absoluteString }
+        portBox.withLock { $0 = url.port ?? 0 }
+        try kept?.save(port: url.port ?? 0, security: kept?.security ?? SignalKSecurityState())
         say("Signal K simulator at \(url.absoluteString)/signalk")
         say("REST:   \(simulator.httpEndpoint.absoluteString)")
         say("stream: \(simulator.streamEndpoint.absoluteString)")
@@ -105,6 +121,7 @@ struct SignalKSimCommand: AsyncParsableCommand {
         } catch {
             say("not announced by mDNS: \(error)")
         }
+        say(Self.profile(url: url, security: security))
         await SimServing.untilInterrupted()
         advertiser.stop()
         await simulator.stop()
@@ -112,6 +129,18 @@ struct SignalKSimCommand: AsyncParsableCommand {
 }
 
 extension SignalKSimCommand {
+    /// The `[signalk.sim]` profile to paste into config.toml. With security on it asks this
+    /// simulator for a device token itself (`access`), which the simulator prints with the
+    /// command that approves it; no token is ever shown.
+    static func profile(url: URL, security: Bool) -> String {
+        var lines = ["", "config profile (paste into config.toml):", "[signalk.sim]", "url = \"\(url.absoluteString)\""]
+        if security {
+            lines.append("access = {description = \"Lookout\", wait = \"5m\"}   # the first run asks for a token; approve it with the command printed here")
+            lines.append("# or ask before the first run: lookout signalk token request sim")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// The notice with control characters (escape sequences, newlines) removed from what the
     /// device chose, and the description cut to 200 characters.
     static func printable(_ n: SignalKAccessRequestNotice) -> SignalKAccessRequestNotice {

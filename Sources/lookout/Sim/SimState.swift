@@ -24,13 +24,7 @@ struct SimState {
 
     /// The state in `folder` (created 0700 when missing).
     init(folder given: String) throws {
-        let absolute = given.hasPrefix("/") ? given : FileManager.default.currentDirectoryPath + "/" + given
-        folder = URL(fileURLWithPath: absolute).standardizedFileURL.path
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw HostSetupError(description: "--state: cannot create \(folder): \(error.localizedDescription)")
-        }
+        folder = try Self.prepare(folder: given)
         let file = folder + "/sim.json"
         if let data = FileManager.default.contents(atPath: file) {
             guard let document = try? JSONDecoder().decode(Document.self, from: data) else {
@@ -42,6 +36,18 @@ struct SimState {
             port = nil
             subjects = [:]
         }
+    }
+
+    /// The absolute path of a `--state` folder, created 0700 when missing.
+    static func prepare(folder given: String) throws -> String {
+        let absolute = given.hasPrefix("/") ? given : FileManager.default.currentDirectoryPath + "/" + given
+        let folder = URL(fileURLWithPath: absolute).standardizedFileURL.path
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw HostSetupError(description: "--state: cannot create \(folder): \(error.localizedDescription)")
+        }
+        return folder
     }
 
     /// Writes `token` to `DIR/NAME.token` (0600, replaced atomically); returns the path.
