@@ -23,20 +23,34 @@ final class ProfileCatalogueTests: CLITestCase, @unchecked Sendable {
         }
         let started = simulators
         defer { Task { for sim in started { await sim.stop() } } }
+        // site0 is in config.toml and in the catalogue: the file's settings are used.
         try """
             [serve.bind]
             "reader.lua" = ["nightscout.site*"]
+
+            [nightscout.site0]
+            url = "\(urls[0])"
+            secret_env = "NS_SECRET"
             """.write(toFile: home + "/config.toml", atomically: true, encoding: .utf8)
         let env = ["NS_SECRET": secret]
 
         // Import, list, run.
-        try writeFile("sites.toml", "[nightscout.siteA]\nurl = \"\(urls[0])\"\nsecret_env = \"NS_SECRET\"\n")
+        try writeFile("sites.toml", """
+            [nightscout.siteA]
+            url = "\(urls[0])"
+            secret_env = "NS_SECRET"
+
+            [nightscout.site0]
+            url = "\(urls[1])"
+            secret_env = "NS_SECRET"
+            """)
         let imported = try lookout(["profiles", "import", "sites.toml"], environment: env)
         assertExit(imported, 0)
-        XCTAssertTrue(imported.stdout.contains("imported 1 profile(s)"), imported.stdout)
+        XCTAssertTrue(imported.stdout.contains("imported 2 profile(s)"), imported.stdout)
         let listed = try lookout(["profiles", "list"])
         assertExit(listed, 0)
         XCTAssertTrue(listed.stdout.contains("nightscout.siteA") && listed.stdout.contains(urls[0]), listed.stdout)
+        XCTAssertTrue(listed.stdout.contains("(config.toml's is used)"), listed.stdout)
         let run = try lookout(["run", "-e", """
             local c = assert(require("nightscout").client("siteA"))
             print("sgv " .. c:entries { count = 1 }[1].sgv)
@@ -68,7 +82,10 @@ final class ProfileCatalogueTests: CLITestCase, @unchecked Sendable {
             """)
         let serve = try launch(["serve", "--status-port", "0", "--drain", "2s", work + "/scripts"], environment: env)
         let logs = { "\(serve.output(.stdout).suffix(2000))\n\(serve.output(.stderr).suffix(2000))" }
-        try await eventually("siteA read by serve", logs: logs) { serve.output(.stdout).contains("siteA 101") }
+        try await eventually("siteA read by serve", logs: logs) {
+            serve.output(.stdout).contains("siteA 101") && serve.output(.stdout).contains("site0 101")
+        }
+        XCTAssertTrue(serve.output(.stderr).contains("profile nightscout.site0 is in"), serve.output(.stderr))
 
         try writeFile("more.toml", "[nightscout.siteB]\nurl = \"\(urls[1])\"\nsecret_env = \"NS_SECRET\"\n")
         assertExit(try lookout(["profiles", "import", "more.toml"]), 0)

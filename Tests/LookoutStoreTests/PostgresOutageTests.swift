@@ -63,23 +63,27 @@ final class PostgresOutageTests: XCTestCase {
         let store = try await PostgresStateStore.open(location: location, password: cluster.adminPassword, timeout: .seconds(1))
         defer { store.close() }
         _ = try await store.acquireLease(cluster: "c", work: "w.lua", instance: "a", ttl: 0.001)
-        // Another session locks the lease's row and keeps it for a minute.
-        let locker = Task.detached {
-            try? cluster.psql("BEGIN; UPDATE cluster_leases SET expires_at = expires_at; SELECT pg_sleep(60); COMMIT",
-                              database: location.database)
+        // Another session (a store of its own, as another instance would have) locks the lease's
+        // row in a transaction and keeps it until the end of the test.
+        let other = try await PostgresStateStore.open(location: location, password: cluster.adminPassword, timeout: .seconds(120))
+        defer { other.close() }
+        let locked = Locked(false)
+        let release = AsyncStream<Void>.makeStream()
+        let locker = Task {
+            try await other.transaction(timeout: .seconds(120)) { connection in
+                try await other.execute("UPDATE cluster_leases SET expires_at = expires_at", on: connection)
+                locked.withLock { $0 = true }
+                for await _ in release.stream {}
+            }
         }
-        defer {
-            _ = try? cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()")
-            locker.cancel()
-        }
-        let holding = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE a.query LIKE '%pg_sleep(60)%' AND l.mode = 'RowExclusiveLock' AND a.pid <> pg_backend_pid()"
+        defer { release.continuation.finish() }
         let deadline = Date(timeIntervalSinceNow: 30)
-        while try cluster.psql(holding, database: location.database).trimmingCharacters(in: .whitespacesAndNewlines) == "0" {
+        while !locked.withLock({ $0 }) {
             guard Date() < deadline else { return XCTFail("the other session never locked the row") }
             try await Task.sleep(for: .milliseconds(20))
         }
 
-        // The call runs in its own task; the test waits for it at most 30 s (the lock lasts 60).
+        // The call runs in its own task; the test waits for it at most 30 s, holding the lock.
         let outcome = Locked<Result<Int64?, StateStoreError>?>(nil)
         let call = Task {
             do throws(StateStoreError) {
@@ -92,7 +96,10 @@ final class PostgresOutageTests: XCTestCase {
         defer { call.cancel() }
         let waitUntil = Date(timeIntervalSinceNow: 30)
         while outcome.withLock({ $0 }) == nil, Date() < waitUntil { try await Task.sleep(for: .milliseconds(20)) }
-        switch outcome.withLock({ $0 }) {
+        let result = outcome.withLock { $0 }
+        release.continuation.finish()
+        try await locker.value
+        switch result {
         case nil: XCTFail("the call was still waiting for the lock after 30 s (its timeout is 1 s)")
         case .success(let fence): XCTFail("the lease was taken (fence \(String(describing: fence))) past another session's lock")
         case .failure(let error): XCTAssertTrue(error.retryable, "\(error)")

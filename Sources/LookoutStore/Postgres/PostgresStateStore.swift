@@ -136,9 +136,10 @@ public final class PostgresStateStore: Sendable {
         return ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"].map { ($0, milliseconds) }
     }
 
-    /// Runs `body` on a pooled connection, bounded by `timeout`: when it runs out, the
-    /// connection in use is closed (a query does not end on cancellation alone), so the call
-    /// returns then even if the server never answers.
+    /// Runs `body` on a pooled connection, bounded by `timeout`: when it runs out the call
+    /// returns, and the connection in use is closed (a query does not end on cancellation
+    /// alone, and a connection being closed may never answer a last ROLLBACK), so nothing the
+    /// server or the connection does can hold the caller past its timeout.
     @discardableResult
     func withConnection<T: Sendable>(
         prepare: Bool = true, timeout: Duration? = nil,
@@ -147,27 +148,33 @@ public final class PostgresStateStore: Sendable {
         if prepare { try await prepared() }
         let timeout = timeout ?? self.timeout
         let inUse = Locked<PostgresConnection?>(nil)
+        let work = Task { [client] in
+            try await client.withConnection { connection in
+                inUse.withLock { $0 = connection }
+                defer { inUse.withLock { $0 = nil } }
+                return try await body(connection)
+            }
+        }
         do {
-            return try await withThrowingTaskGroup(of: T.self) { group in
-                group.addTask { [client] in
-                    try await client.withConnection { connection in
-                        inUse.withLock { $0 = connection }
-                        defer { inUse.withLock { $0 = nil } }
-                        return try await body(connection)
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                    let answered = Locked(false)
+                    let timer = Task {
+                        try? await Task.sleep(for: timeout)
+                        guard answered.claimOnce() else { return }
+                        work.cancel()
+                        if let connection = inUse.withLock({ $0 }) { _ = connection.close() as EventLoopFuture<Void> }
+                        continuation.resume(throwing: PostgresTimeout())
+                    }
+                    Task {
+                        let result = await work.result
+                        guard answered.claimOnce() else { return }
+                        timer.cancel()
+                        continuation.resume(with: result)
                     }
                 }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    throw PostgresTimeout()
-                }
-                defer { group.cancelAll() }
-                do {
-                    guard let first = try await group.next() else { throw PostgresTimeout() }
-                    return first
-                } catch let error as PostgresTimeout {
-                    if let connection = inUse.withLock({ $0 }) { _ = connection.close() as EventLoopFuture<Void> }
-                    throw error
-                }
+            } onCancel: {
+                work.cancel()
             }
         } catch {
             throw storeError(error)
@@ -195,7 +202,7 @@ public final class PostgresStateStore: Sendable {
                 try await connection.query("COMMIT", logger: logger)
                 return result
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                 throw error
             }
         }
@@ -247,6 +254,11 @@ public final class PostgresStateStore: Sendable {
 }
 
 extension PostgresStateStore: StateBackend {}
+
+extension Locked<Bool> {
+    /// Sets the flag; true only for the first caller (one answer of several racing ones).
+    func claimOnce() -> Bool { withLock { done in defer { done = true }; return !done } }
+}
 
 /// A store call that ran out of time.
 struct PostgresTimeout: Error {}

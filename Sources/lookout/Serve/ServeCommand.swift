@@ -191,10 +191,12 @@ struct ServeCommand: AsyncParsableCommand {
             try? await Task.sleep(for: .seconds(5))
             var problem: String?
             do {
-                let fresh = try await file.addingCatalogue(warn: { problem = problem ?? $0 })
-                if problem == nil { live.withLock { $0 = fresh.config } }
+                let entries = try await HostEnvironment.catalogue(config: file.config, paths: file.paths)
+                let merged = try file.config.addingCatalogue(entries).config
+                try ServiceProfileSchema.validate(merged)
+                live.withLock { $0 = merged }
             } catch {
-                problem = "the profile catalogue holds a profile that is not valid (the last good one stays): \(error)"
+                problem = "the profile catalogue could not be read again (the last good one stays): \(error)"
             }
             if let problem, problem != lastProblem { log(problem) }
             lastProblem = problem
