@@ -48,7 +48,7 @@ struct ServeMemoryBenchmark: Benchmark {
     ]
 
     func run(_ settings: BenchSettings) async throws -> BenchReport {
-        var report = BenchReport(id: id, title: "resident memory after start-up and \(settings.quick ? 3 : 10) s of serving (max of samples)")
+        var report = BenchReport(id: id, title: "resident memory after start-up and \(settings.quick ? 3 : 10) s of serving (max of samples over \(settings.quick ? 2 : 60) s)")
         let buildFolder = (ProcessSpawner.ownExecutable() as NSString).deletingLastPathComponent
         let lookout = buildFolder + "/lookout"
         guard FileManager.default.isExecutableFile(atPath: lookout) else {
@@ -108,16 +108,19 @@ struct ServeMemoryBenchmark: Benchmark {
         }
         defer { node?.stop() }
 
-        // Let both settle, then sample every 250 ms.
+        // Let both settle, then sample every 250 ms for 2 s (quick) or every second for 60 s: the
+        // highest sample counts, so what serve maps again after it released its start-up pages
+        // (5 s after its scripts start), the ready scripts' one-minute checks included, is in it.
         let settle = settings.quick ? 3.0 : 10.0
         try await Task.sleep(for: .seconds(settle))
         var serveSamples: [Int] = []
         var nodeSamples: [Int] = []
-        for _ in 0..<8 {
+        let (samples, interval) = settings.quick ? (8, 250) : (60, 1000)
+        for _ in 0..<samples {
             guard serve.isRunning else { throw BenchFailure("lookout serve exited early (status \(serve.status))") }
             serveSamples.append(ProcessMemory.residentBytes(pid: serve.pid))
             if let node { nodeSamples.append(ProcessMemory.residentBytes(pid: node.pid)) }
-            try await Task.sleep(for: .milliseconds(250))
+            try await Task.sleep(for: .milliseconds(interval))
         }
         let serveRollup = ProcessMemory.rollup(pid: serve.pid)
         let nodeRollup = node.map { ProcessMemory.rollup(pid: $0.pid) }

@@ -32,6 +32,22 @@ final class SignalKBatchingTests: XCTestCase {
         XCTAssertEqual(ring.dropped, 2)
     }
 
+    /// An idle consumer's ring holds a few slots, not its bound: serve keeps several rings
+    /// bounded at thousands of values (it preallocated about 4 MB of them), almost always empty.
+    func testRingStorageGrowsWithWhatIsBufferedUpToItsCapacity() {
+        var ring = SignalKRing<Int>(capacity: 4096)
+        XCTAssertEqual(ring.storage, 0)
+        for i in 0..<10 { ring.append(i) }
+        XCTAssertEqual(ring.removeFirst(upTo: 4), [0, 1, 2, 3])
+        for i in 10..<20 { ring.append(i) }  // wraps around inside 16 slots
+        XCTAssertEqual(ring.storage, 16)
+        for i in 20..<5000 { ring.append(i) }  // grows while wrapped, then drops the oldest
+        XCTAssertEqual(ring.storage, 4096)
+        XCTAssertEqual(ring.count, 4096)
+        XCTAssertEqual(ring.dropped, 5000 - 4 - 4096)
+        XCTAssertEqual(ring.removeFirst(upTo: 5000), Array(5000 - 4096..<5000))
+    }
+
     func testEventQueueHandsOverEverythingBufferedAsOneBatchInOrder() async {
         let queue = SignalKEventQueue(capacity: 16)
         queue.append([event(1)])

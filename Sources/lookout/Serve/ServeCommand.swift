@@ -170,10 +170,12 @@ struct ServeCommand: AsyncParsableCommand {
             + (status.url.map { "; status at \($0)" } ?? "") + (status.webURL.map { "; web view at \($0)/web/" } ?? ""))
         let outbox = Task { await ServeCommand.watchOutbox(paths: paths, health: health) }
         let catalogue = Task { await ServeCommand.refreshCatalogue(file: file, live: live, log: log) }
+        let startupPages = Task { await StartupPages.releaseWhileServing() }
         var iterator = stopRequested.stream.makeAsyncIterator()
         _ = await iterator.next()
         outbox.cancel()
         catalogue.cancel()
+        startupPages.cancel()
         log("stopping: draining running tasks (up to \(drain))")
         await supervisor.stop()
         await status.stop()
