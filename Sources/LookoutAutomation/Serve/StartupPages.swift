@@ -14,7 +14,9 @@ import Foundation
 /// the file stays cached). Only mappings of the binary that are not writable and hold no page
 /// of their own (`Anonymous: 0 kB` in `/proc/self/smaps`: no relocated or written copy) are
 /// released, so nothing but clean file pages is dropped; the relocated, write-protected part
-/// (RELRO) and the data are left alone.
+/// (RELRO) and the data are left alone. The constants (`.rodata`, ICU's data among them) lie in
+/// a writable mapping, since Swift marks some of its constant sections writable; nothing
+/// writes them, and of them only pages the kernel still backs by the file are released.
 public enum StartupPages {
     /// When the first release happens after serve starts its scripts.
     static let firstRelease: Duration = .seconds(5)
@@ -30,21 +32,45 @@ public enum StartupPages {
         }
     }
 
-    /// Drops this process's mapping of the clean, read-only mappings of its own executable;
-    /// returns the bytes released (their size; the resident part is what RSS loses).
+    /// Drops this process's mapping of the clean, read-only mappings of its own executable and
+    /// of the clean pages of its constants; returns the bytes released (their size; the
+    /// resident part is what RSS loses).
     @discardableResult
     public static func release() -> Int {
         guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"),
               let smaps = try? String(contentsOfFile: "/proc/self/smaps", encoding: .utf8)
         else { return 0 }
+        var ranges = cleanReadOnlyMappings(smaps: smaps, of: executable)
+        if let constants = ExecutableSection.range(named: ".rodata") { ranges += filePages(in: constants) }
         var released = 0
-        for mapping in cleanReadOnlyMappings(smaps: smaps, of: executable) {
-            let length = mapping.upperBound - mapping.lowerBound
-            if madvise(UnsafeMutableRawPointer(bitPattern: mapping.lowerBound), length, MADV_DONTNEED) == 0 {
-                released += length
-            }
+        for range in ranges where madvise(UnsafeMutableRawPointer(bitPattern: range.lowerBound), range.count, MADV_DONTNEED) == 0 {
+            released += range.count
         }
         return released
+    }
+
+    /// The runs of whole pages inside `range` that hold no page of this process's own: mapped
+    /// from the file or not mapped at all, never copied on write or swapped (flags of
+    /// `/proc/self/pagemap`, readable by the process itself).
+    static func filePages(in range: Range<Int>) -> [Range<Int>] {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let first = (range.lowerBound + page - 1) / page, end = range.upperBound / page
+        guard first < end, let pagemap = FileHandle(forReadingAtPath: "/proc/self/pagemap"),
+              (try? pagemap.seek(toOffset: UInt64(first * 8))) != nil,
+              let data = try? pagemap.read(upToCount: (end - first) * 8), data.count == (end - first) * 8
+        else { return [] }
+        try? pagemap.close()
+        var runs: [Range<Int>] = []
+        var runStart: Int?
+        for i in 0..<(end - first) {
+            let entry = (0..<8).reduce(UInt64(0)) { $0 | UInt64(data[data.startIndex + i * 8 + $1]) << (8 * UInt64($1)) }
+            let present = entry >> 63 & 1 == 1, swapped = entry >> 62 & 1 == 1, fileBacked = entry >> 61 & 1 == 1
+            let clean = present ? fileBacked : !swapped
+            if clean, runStart == nil { runStart = first + i }
+            if !clean, let start = runStart { runs.append(start * page..<(first + i) * page); runStart = nil }
+        }
+        if let start = runStart { runs.append(start * page..<end * page) }
+        return runs
     }
 
     /// The address ranges in `smaps` that map `path`, are not writable and have no anonymous
