@@ -70,7 +70,7 @@ final class DocumentScannerTests: XCTestCase {
             #"{"sgv":120.0,"trend":4.0,"noise":1.5,"utcOffset":-60.0,"rssi":"-90","delta":"-1.5","filtered":" 12 ","mbg":"  ","unfiltered":"x"}"#,
             #"{"sgv":1e2,"trend":"4","date":1.714557600123e12,"srvModified":"1714557600200","srvCreated":1714557600100.7}"#,
             // Missing fields, an empty object.
-            #"{}"#, #"{"type":"mbg"}"#,
+            #"{}"#, #"{"type":"mbg"}"#, #"{"type":"mbg","mbg":95.5,"units":"mg/dl","created_at":"2024-05-01T12:00:00+02:00"}"#,
             // Escaped strings in values and names; names outside ASCII.
             #"{"s\u0067v":99,"dateString":"2024-05-01T12:00:00\u002e000Z","device":"a\"b\\c\/d\n","gluk\u00f3za":1,"glukóza2":"ó","\ud83d\ude00":true}"#,
             // Wrong types: left in extra as they are.
