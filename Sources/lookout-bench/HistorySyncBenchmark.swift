@@ -107,6 +107,12 @@ struct HistorySyncBenchmark: Benchmark {
             report.figures.append(BenchFigure(skipped: "curl, same URLs", reason: Self.skipCurl))
             report.ratios.append(BenchRatio(skipped: "Kit/curl", target: Self.target, goal: .atMost, reason: Self.skipCurl))
         }
+        report.figures.append(BenchFigure(
+            "fetch alone (the Kit's transport, no decoding, no prefetch)", decoding.fetch, unit: "s",
+            detail: String(format: "the same %d requests one after another, median of %d", requests.count, max(runs, 3))))
+        report.figures.append(BenchFigure(
+            "Kit page by page (historyPage: no prefetch)", decoding.stepped, unit: "s",
+            detail: String(format: "fetch and decode, one page after another, median of %d", max(runs, 3))))
         for (name, seconds) in [("decoding alone, tree path (JSONValue tree, then keyed decode)", decoding.tree),
                                 ("decoding alone, single pass (the Kit's path for entries)", decoding.single)] {
             report.figures.append(BenchFigure(
@@ -137,13 +143,30 @@ struct HistorySyncBenchmark: Benchmark {
         return report
     }
 
-    /// Decodes the page bodies of one sync (fetched once, not timed) through the tree path and
-    /// through the single pass; the median seconds of each over `runs` rounds (at least 3).
+    /// Fetches the page bodies of one sync with the Kit's transport, one after another without
+    /// decoding, and decodes them through the tree path and through the single pass; the median
+    /// seconds of each over `runs` rounds (at least 3).
     private func decodeTimes(_ client: NightscoutClient, requests: [NightscoutRequest], expected: Int,
-                             runs: Int) async throws -> (tree: Double, single: Double) {
+                             runs: Int) async throws -> (fetch: Double, stepped: Double, tree: Double, single: Double) {
         var bodies: [NightscoutHTTPResponse] = []
-        for request in requests { bodies.append(try await client.transport.send(request, 60)) }
-        var tree: [Double] = [], single: [Double] = []
+        var fetch: [Double] = [], tree: [Double] = [], single: [Double] = []
+        for _ in 0..<max(runs, 3) {
+            let start = BenchClock.monotonic()
+            bodies = []
+            for request in requests { bodies.append(try await client.transport.send(request, 60)) }
+            fetch.append(BenchClock.monotonic() - start)
+        }
+        var stepped: [Double] = []
+        for _ in 0..<max(runs, 3) {
+            let start = BenchClock.monotonic()
+            var cursor = HistoryCursor()
+            while true {
+                let page = try await client.historyPage(Entry.self, .entries, since: cursor, limit: Self.pageLimit)
+                cursor = page.cursor
+                if !page.hasMore { break }
+            }
+            stepped.append(BenchClock.monotonic() - start)
+        }
         for _ in 0..<max(runs, 3) {
             for singlePass in [false, true] {
                 let start = BenchClock.monotonic()
@@ -157,7 +180,7 @@ struct HistorySyncBenchmark: Benchmark {
                 if singlePass { single.append(seconds) } else { tree.append(seconds) }
             }
         }
-        return (BenchClock.median(tree), BenchClock.median(single))
+        return (BenchClock.median(fetch), BenchClock.median(stepped), BenchClock.median(tree), BenchClock.median(single))
     }
 
     /// What one Kit sync measured.
