@@ -84,15 +84,7 @@ struct DocumentReader {
     /// Decodes a string; numbers and booleans are converted to their text. Arrays and objects
     /// are left in `extra`.
     mutating func string(_ name: String) throws -> String? {
-        let result: String?
-        switch raw(name) {
-        case .string(let s)?: result = s
-        case .int(let i)?: result = String(i)
-        case .double(let d)?: result = String(d)
-        case .bool(let b)?: result = String(b)
-        case .null?, nil: return nil
-        default: return nil
-        }
+        guard let r = raw(name), let result = DocumentReader.string(r) else { return nil }
         markUsed(name)
         return result
     }
@@ -100,36 +92,72 @@ struct DocumentReader {
     /// Decodes a number, accepting numeric strings; empty strings and `null` are `nil`.
     /// Non-numeric values are left in `extra`.
     mutating func double(_ name: String) throws -> Double? {
-        guard let r = raw(name), r != .null else { return nil }
-        if case .string(let s) = r, s.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
-        guard let d = r.lenientDoubleValue, d.isFinite else { return nil }
+        guard let r = raw(name), let d = DocumentReader.double(r) else { return nil }
         markUsed(name)
         return d
     }
 
     /// Decodes an integer, accepting numeric strings; non-integral values are left in `extra`.
     mutating func int(_ name: String) throws -> Int? {
-        guard let r = raw(name), r != .null else { return nil }
-        guard let d = r.lenientDoubleValue, d.isFinite, d == d.rounded(), abs(d) < 9e15 else { return nil }
+        guard let r = raw(name), let i = DocumentReader.int(r) else { return nil }
         markUsed(name)
-        return Int(d)
+        return i
     }
 
     /// Decodes a boolean, accepting `"true"`/`"false"` strings and 0/1; anything else is left in
     /// `extra`.
     mutating func bool(_ name: String) throws -> Bool? {
-        let result: Bool
-        switch raw(name) {
-        case .bool(let b)?: result = b
-        case .string("true")?: result = true
-        case .string("false")?: result = false
-        case .int(0)?: result = false
-        case .int(1)?: result = true
-        case .null?, nil: return nil
+        guard let r = raw(name), let b = DocumentReader.bool(r) else { return nil }
+        markUsed(name)
+        return b
+    }
+
+    // MARK: One field's value (shared with the single-pass decoders, `DocumentScanner`)
+
+    /// A string field's value: strings as they are, numbers and booleans as their text; `nil`
+    /// (the field stays in `extra`) for `null`, arrays and objects.
+    static func string(_ v: JSONValue) -> String? {
+        switch v {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        case .double(let d): return String(d)
+        case .bool(let b): return String(b)
+        case .null, .array, .object: return nil
+        }
+    }
+
+    /// A number field's value: numbers and numeric strings, finite; `nil` for `null`, blank
+    /// strings and anything else.
+    static func double(_ v: JSONValue) -> Double? {
+        switch v {
+        case .int(let i): return Double(i)
+        case .double(let d): return d.isFinite ? d : nil
+        case .string(let s):
+            if s.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
+            guard let d = v.lenientDoubleValue, d.isFinite else { return nil }
+            return d
+        case .null, .bool, .array, .object: return nil
+        }
+    }
+
+    /// An integer field's value: integral numbers (and numeric strings) below 9e15, read as a
+    /// `Double` first as JavaScript reads them.
+    static func int(_ v: JSONValue) -> Int? {
+        if case .null = v { return nil }
+        guard let d = v.lenientDoubleValue, d.isFinite, d == d.rounded(), abs(d) < 9e15 else { return nil }
+        return Int(d)
+    }
+
+    /// A boolean field's value: booleans, `"true"`/`"false"`, 0 and 1.
+    static func bool(_ v: JSONValue) -> Bool? {
+        switch v {
+        case .bool(let b): return b
+        case .string("true"): return true
+        case .string("false"): return false
+        case .int(0): return false
+        case .int(1): return true
         default: return nil
         }
-        markUsed(name)
-        return result
     }
 
     /// Every key not consumed so far, as JSON values.

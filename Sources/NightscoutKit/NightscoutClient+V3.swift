@@ -26,7 +26,7 @@ extension NightscoutClient {
     public func search<D: NightscoutDocument>(_ type: D.Type, _ search: V3Search) async throws -> [D] {
         let configuration = self.configuration
         let response = try await sendV3 { jwt in search.request(for: configuration, jwt: jwt) }
-        return try NightscoutResponse.decodeV3([D].self, from: response)
+        return try NightscoutResponse.decodeV3Documents(D.self, from: response)
     }
 
     /// Every document matching `search`, fetched page by page (`limit` per page, advancing
@@ -64,7 +64,7 @@ extension NightscoutClient {
         let response = try await sendV3 { jwt in
             try V3History.request(collection: collection, after: after, limit: limit, configuration: configuration, jwt: jwt)
         }
-        let docs = try NightscoutResponse.decodeV3([D].self, from: response)
+        let docs = try NightscoutResponse.decodeV3Documents(D.self, from: response)
         return V3HistoryPaging.page(docs, cursor: cursor, limit: limit)
     }
 
@@ -106,13 +106,14 @@ extension NightscoutClient {
                             prefetch = nil
                             response = try await fetch(after)
                         }
-                        let parsed = try V3ParsedResponse(response)
-                        if let count = parsed.resultCount, HistoryCursor.hasMore(pageCount: count, limit: limit),
-                           let etag = parsed.historyETag, etag > V3History.beginningOfTime {
+                        try NightscoutResponse.check(response)
+                        if let count = V3PageScanner.resultCountHint(response.body),
+                           HistoryCursor.hasMore(pageCount: count, limit: limit),
+                           let etag = NightscoutResponse.historyETag(response), etag > V3History.beginningOfTime {
                             let next = etag - 1
                             prefetch = (next, Task { try await fetch(next) })
                         }
-                        let docs = try parsed.decodeResult([D].self)
+                        let docs = try NightscoutResponse.decodeV3Documents(D.self, from: response)
                         let page = V3HistoryPaging.page(docs, cursor: current, limit: limit)
                         continuation.yield(page)
                         current = page.cursor

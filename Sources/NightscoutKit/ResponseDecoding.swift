@@ -72,44 +72,20 @@ public enum NightscoutResponse {
     }
 }
 
-/// A checked v3 response whose body was parsed once into a `JSONValue` tree (when the fast
-/// parser reads it exactly), so its shape can be inspected before the models are decoded.
-struct V3ParsedResponse: Sendable {
-    /// The response.
-    let response: NightscoutHTTPResponse
-    /// The body's tree, `nil` when decoding has to go through `JSONDecoder`.
-    let tree: JSONValue?
-
-    /// Checks the status (`NightscoutResponse.check`) and parses the body.
-    init(_ response: NightscoutHTTPResponse) throws {
-        try NightscoutResponse.check(response)
-        self.response = response
-        if let parsed = try? JSONParser.parseCheckingExactness(response.body), parsed.exact {
-            tree = parsed.value
-        } else {
-            tree = nil
-        }
+extension NightscoutResponse {
+    /// Decodes the documents of a v3 `result` array after `check`. Entries are decoded in one
+    /// pass over the body's bytes (each object's fields walked once, switched on by name); other
+    /// models, and any body that pass refuses, go through the parsed tree (`decodeV3`): the same
+    /// documents, unknown fields and errors either way.
+    /// - Parameter singlePass: `false` always takes the tree path (for comparisons).
+    public static func decodeV3Documents<D: NightscoutDocument>(_ type: D.Type, from response: NightscoutHTTPResponse,
+                                                                singlePass: Bool = true) throws -> [D] {
+        try check(response)
+        if singlePass, let docs = V3PageScanner.documents(D.self, from: response.body) { return docs }
+        return try decodeV3([D].self, from: response)
     }
 
-    /// The number of elements of `result` when it is an array, else `nil`.
-    var resultCount: Int? {
-        guard case .object(let root)? = tree, case .array(let items)? = root["result"] else { return nil }
-        return items.count
-    }
-
-    /// The `result` decoded as `T`: exactly `NightscoutResponse.decodeV3(T.self, from: response)`.
-    func decodeResult<T: Decodable & Sendable>(_ type: T.Type) throws -> T {
-        if let tree, let envelope = try? JSONValueDecoder.decode(V3Envelope<T>.self, from: tree) {
-            return envelope.result
-        }
-        do { return try JSONDecoder().decode(V3Envelope<T>.self, from: response.body).result }
-        catch { throw NightscoutError.decoding(String(describing: error)) }
-    }
-
-    /// The HISTORY `ETag` (`W/"<max srvModified>"`, spec §3.11) as epoch ms, if present.
-    var historyETag: Int64? { V3ParsedResponse.historyETag(response) }
-
-    /// The HISTORY `ETag` of `response` as epoch ms, if present.
+    /// The HISTORY `ETag` (`W/"<max srvModified>"`, spec §3.11) of `response` as epoch ms, if present.
     static func historyETag(_ response: NightscoutHTTPResponse) -> Int64? {
         guard var text = response.header("ETag")?.trimmingCharacters(in: .whitespaces) else { return nil }
         if text.hasPrefix("W/") { text.removeFirst(2) }

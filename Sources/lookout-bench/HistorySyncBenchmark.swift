@@ -80,6 +80,12 @@ struct HistorySyncBenchmark: Benchmark {
             }
         }
 
+        let requests = try warm.cursors.map { cursor in
+            try V3History.request(collection: .entries, after: cursor.requestValue, limit: Self.pageLimit,
+                                  configuration: configuration, jwt: jwt)
+        }
+        let decoding = try await decodeTimes(client, requests: requests, expected: expected, runs: runs)
+
         let mib = 1_048_576.0
         let kit = BenchClock.median(kitTimes)
         var report = BenchReport(
@@ -100,6 +106,19 @@ struct HistorySyncBenchmark: Benchmark {
         } else {
             report.figures.append(BenchFigure(skipped: "curl, same URLs", reason: Self.skipCurl))
             report.ratios.append(BenchRatio(skipped: "Kit/curl", target: Self.target, goal: .atMost, reason: Self.skipCurl))
+        }
+        report.figures.append(BenchFigure(
+            "fetch alone (the Kit's transport, no decoding, no prefetch)", decoding.fetch, unit: "s",
+            detail: String(format: "the same %d requests one after another, median of %d", requests.count, max(runs, 3))))
+        report.figures.append(BenchFigure(
+            "Kit page by page (historyPage: no prefetch)", decoding.stepped, unit: "s",
+            detail: String(format: "fetch and decode, one page after another, median of %d", max(runs, 3))))
+        for (name, seconds) in [("decoding alone, tree path (JSONValue tree, then keyed decode)", decoding.tree),
+                                ("decoding alone, single pass (the Kit's path for entries)", decoding.single)] {
+            report.figures.append(BenchFigure(
+                name, seconds * 1000, unit: "ms",
+                detail: String(format: "the %d page bodies of one sync, %.2f µs per entry, median of %d", requests.count,
+                               seconds * 1e6 / Double(expected), max(runs, 3))))
         }
         let peak = Double(peaks.max()!) / mib
         report.figures.append(BenchFigure(
@@ -122,6 +141,46 @@ struct HistorySyncBenchmark: Benchmark {
                 + "after malloc_trim(0) before the sync; MB = MiB",
         ]
         return report
+    }
+
+    /// Fetches the page bodies of one sync with the Kit's transport, one after another without
+    /// decoding, and decodes them through the tree path and through the single pass; the median
+    /// seconds of each over `runs` rounds (at least 3).
+    private func decodeTimes(_ client: NightscoutClient, requests: [NightscoutRequest], expected: Int,
+                             runs: Int) async throws -> (fetch: Double, stepped: Double, tree: Double, single: Double) {
+        var bodies: [NightscoutHTTPResponse] = []
+        var fetch: [Double] = [], tree: [Double] = [], single: [Double] = []
+        for _ in 0..<max(runs, 3) {
+            let start = BenchClock.monotonic()
+            bodies = []
+            for request in requests { bodies.append(try await client.transport.send(request, 60)) }
+            fetch.append(BenchClock.monotonic() - start)
+        }
+        var stepped: [Double] = []
+        for _ in 0..<max(runs, 3) {
+            let start = BenchClock.monotonic()
+            var cursor = HistoryCursor()
+            while true {
+                let page = try await client.historyPage(Entry.self, .entries, since: cursor, limit: Self.pageLimit)
+                cursor = page.cursor
+                if !page.hasMore { break }
+            }
+            stepped.append(BenchClock.monotonic() - start)
+        }
+        for _ in 0..<max(runs, 3) {
+            for singlePass in [false, true] {
+                let start = BenchClock.monotonic()
+                var count = 0
+                for body in bodies {
+                    count += try NightscoutResponse.decodeV3Documents(Entry.self, from: body, singlePass: singlePass).count
+                }
+                let seconds = BenchClock.monotonic() - start
+                // Pages overlap by one document at each cursor step, so at least `expected`.
+                guard count >= expected else { throw BenchFailure("decoded \(count) entries, expected \(expected)") }
+                if singlePass { single.append(seconds) } else { tree.append(seconds) }
+            }
+        }
+        return (BenchClock.median(fetch), BenchClock.median(stepped), BenchClock.median(tree), BenchClock.median(single))
     }
 
     /// What one Kit sync measured.
