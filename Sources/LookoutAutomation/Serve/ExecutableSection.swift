@@ -12,7 +12,8 @@ enum ExecutableSection {
         guard let file = FileHandle(forReadingAtPath: executable) else { return nil }
         defer { try? file.close() }
         func read(_ offset: Int, _ count: Int) -> [UInt8]? {
-            guard (try? file.seek(toOffset: UInt64(offset))) != nil,
+            guard offset >= 0, (0..<(1 << 24)).contains(count),  // headers and names only
+                  (try? file.seek(toOffset: UInt64(offset))) != nil,
                   let data = try? file.read(upToCount: count), data.count == count else { return nil }
             return [UInt8](data)
         }
@@ -48,7 +49,7 @@ enum ExecutableSection {
             guard nameOffset + wanted.count <= names.count,
                   Array(names[nameOffset..<nameOffset + wanted.count]) == wanted else { continue }
             let address = integer(table, at + 0x10, 8), size = integer(table, at + 0x20, 8)
-            guard address > 0 else { return nil }  // not loaded
+            guard address > 0, size >= 0, address < 1 << 47, size < 1 << 40 else { return nil }  // not loaded
             return (bias + address)..<(bias + address + size)
         }
         return nil
